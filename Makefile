@@ -1,0 +1,72 @@
+# Two commands do everything on a fresh machine: `make run` and `make test` (see README.md).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Built wheels are cached outside the checkout so that fresh clones (and CI) reuse them.
+WHEEL_CACHE ?= $(HOME)/.cache/verimed/wheels
+LLAMA_CPP_VERSION := 0.3.36
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PIP := $(BIN)/pip --disable-pip-version-check
+INSTALL := $(PIP) install --quiet --find-links $(WHEEL_CACHE) -c requirements.lock
+
+.PHONY: run stop test lint typecheck llama-wheel chromium lock
+
+run: $(VENV)/.installed-run
+	$(BIN)/python manage.py migrate --noinput -v0
+	$(BIN)/python manage.py collectstatic --noinput -v0
+	$(BIN)/python manage.py ensure_admin
+	@# The worker holds the vector index open; stop it before ingesting into it.
+	$(BIN)/python manage.py stack stop
+	$(BIN)/python manage.py ingest_demo
+	$(BIN)/python manage.py stack start --host $(HOST) --port $(PORT)
+
+stop:
+	$(BIN)/python manage.py stack stop
+
+test: $(VENV)/.installed-test chromium lint typecheck
+	$(BIN)/python -m pytest; status=$$?; \
+	if [ $$status -eq 5 ]; then echo "pytest collected no tests: the suite is missing, failing on purpose"; exit 1; fi; \
+	exit $$status
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(VENV)/.installed-test
+	$(BIN)/mypy
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+# llama-cpp-python ships only as source and takes minutes to compile: build its wheel once, keep it in the cache.
+llama-wheel: $(BIN)/python
+	@if ! ls $(WHEEL_CACHE)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1; then \
+		echo "building llama-cpp-python $(LLAMA_CPP_VERSION) (once; cached in $(WHEEL_CACHE))"; \
+		mkdir -p $(WHEEL_CACHE); \
+		CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PIP) wheel --quiet --no-deps \
+			llama-cpp-python==$(LLAMA_CPP_VERSION) -w $(WHEEL_CACHE); \
+	fi
+
+# torch first and alone: pinned to the CPU build this machine keeps on disk (an unpinned torch pulls CUDA).
+$(VENV)/.installed-run: pyproject.toml requirements.lock | llama-wheel
+	$(INSTALL) torch==2.13.0
+	$(INSTALL) -e '.[model-qwen15]'
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml requirements.lock | llama-wheel
+	$(INSTALL) torch==2.13.0
+	$(INSTALL) -e '.[model-qwen15,dev]'
+	touch $@
+
+# Browser tests drive Debian's Chromium (never a browser downloaded by Playwright).
+chromium:
+	@command -v chromium >/dev/null || { \
+		echo "installing Debian's chromium for the browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# Refresh requirements.lock (exact versions of everything installed) after changing pyproject.toml.
+lock: $(BIN)/python
+	$(PIP) freeze --exclude-editable > requirements.lock

@@ -1,0 +1,73 @@
+"""Every prompt the product sends to a language model, in one place."""
+
+from __future__ import annotations
+
+ANSWER_SYSTEM = """\
+You are a biomedical research assistant. Answer the question using only the information in the abstracts \
+you are given. Write a concise answer of two to five sentences. End every sentence with the abstract_id of the \
+abstract it comes from, in parentheses, for example (PUBMED:12345678). Cite only abstract_ids from the list. \
+If the abstracts do not answer the question, say that the indexed literature does not answer it."""
+
+ANSWER_USER = """\
+Abstracts:
+{abstracts}
+
+Question: {question}"""
+
+# One worked example, given as a previous turn: small models copy a demonstrated format far more reliably
+# than a described one (without it the 1.5B model wrote one sentence with every PMID stuck on the end).
+EXAMPLE_ABSTRACTS = (
+    (
+        "11111111",
+        "Metformin in type 2 diabetes: a randomised trial.",
+        "In 300 adults with type 2 diabetes, metformin lowered HbA1c by 1.2 percentage points more than placebo "
+        "over 24 weeks.",
+    ),
+    (
+        "22222222",
+        "Metformin added to insulin therapy.",
+        "Adding metformin to insulin reduced the daily insulin dose by 20% without more hypoglycaemia.",
+    ),
+)
+EXAMPLE_QUESTION = "Does metformin lower HbA1c in type 2 diabetes?"
+EXAMPLE_ANSWER = (
+    "Metformin lowered HbA1c by 1.2 percentage points more than placebo in adults with type 2 diabetes "
+    "(PUBMED:11111111). Added to insulin, it also reduced the daily insulin dose by 20% (PUBMED:22222222)."
+)
+
+ABSTRACT_BLOCK = "abstract_id: PUBMED:{pmid}\ntitle: {title}\nabstract: {abstract}"
+
+CANNOT_ANSWER = "The indexed literature does not answer this question: no relevant abstracts were found."
+
+JUDGE_SYSTEM = """\
+You check whether evidence from a scientific abstract supports a claim. Reply with exactly one word:
+SUPPORT if the evidence states or directly implies the claim,
+CONTRADICT if the evidence states the opposite of the claim or a different result,
+NO_EVIDENCE if the evidence does not say whether the claim is true."""
+
+# Few-shot pairs: without them a small model almost never answers CONTRADICT (measured in the field notes).
+JUDGE_EXAMPLES: tuple[tuple[str, str, str], ...] = (
+    (
+        "Aspirin reduces the risk of a second heart attack.",
+        "In patients with a previous myocardial infarction, low-dose aspirin lowered the rate of recurrent "
+        "infarction by 25% compared with placebo.",
+        "SUPPORT",
+    ),
+    (
+        "Vitamin C supplementation prevents the common cold.",
+        "Regular vitamin C supplementation did not reduce the incidence of colds in the general population.",
+        "CONTRADICT",
+    ),
+    (
+        "Statins lower the risk of dementia.",
+        "Statins reduced LDL cholesterol by 40% and were well tolerated over five years.",
+        "NO_EVIDENCE",
+    ),
+    (
+        "Several patients developed lactic acidosis on metformin.",
+        "No cases of lactic acidosis occurred during the trial.",
+        "CONTRADICT",
+    ),
+)
+
+JUDGE_USER = "Claim: {claim}\nEvidence: {evidence}\nAnswer:"

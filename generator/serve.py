@@ -1,0 +1,52 @@
+"""Serve a packaged GGUF model with llama-cpp-python's OpenAI-compatible server.
+
+    python -m generator.serve --model qwen2.5-coder-1.5b-instruct --port 8081 --cache var/models
+
+The model is joined from its wheel slices on first use; the process then becomes the server (exec), so a
+supervisor that stops this pid stops the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from generator.model_files import MODELS, assemble
+
+
+def server_argv(*, model_path: Path, alias: str, host: str, port: int, n_ctx: int, threads: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model", str(model_path),
+        "--model_alias", alias,
+        "--host", host,
+        "--port", str(port),
+        "--n_ctx", str(n_ctx),
+        "--n_threads", str(threads),
+        "--n_threads_batch", str(threads),
+        "--n_batch", "512",
+    ]  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=sorted(MODELS), default="qwen2.5-coder-1.5b-instruct")
+    parser.add_argument("--cache", type=Path, default=Path("var/models"))
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8081)
+    parser.add_argument("--n-ctx", type=int, default=8192, help="Context window: ten abstracts need about 4k tokens.")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    args = parser.parse_args(argv)
+    model_path = assemble(args.model, args.cache)
+    command = server_argv(
+        model_path=model_path, alias=args.model, host=args.host, port=args.port, n_ctx=args.n_ctx, threads=args.threads
+    )
+    os.execv(command[0], command)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Article records as they cross the boundary between readers, indexes and the database."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class MeshHeading:
+    descriptor: str
+    major_topic: bool = False
+    qualifiers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ArticleRecord:
+    """One citation with an abstract, normalised from any input format.
+
+    `pmid` is a string because some corpora use non-numeric ids (e.g. `S2:123` in the BioASQ distractors).
+    """
+
+    pmid: str
+    title: str
+    abstract: str
+    journal: str = ""
+    year: int | None = None
+    authors: tuple[str, ...] = ()
+    mesh: tuple[MeshHeading, ...] = field(default_factory=tuple)
+
+    @property
+    def text(self) -> str:
+        """Title and abstract as one passage: what the lexical and dense indexes see."""
+        if not self.title:
+            return self.abstract
+        separator = " " if self.title.endswith((".", "?", "!")) else ". "
+        return f"{self.title}{separator}{self.abstract}"
+
+
+@dataclass
+class ReadStats:
+    """What a reader saw in one file, filled in while it streams: records yielded and citations skipped.
+
+    Mutable on purpose: the reader is a generator, so the caller reads the totals after consuming it.
+    """
+
+    articles: int = 0
+    skipped_without_abstract: int = 0
+    deleted_pmids: list[str] = field(default_factory=list)

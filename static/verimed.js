@@ -1,0 +1,139 @@
+// Renders a question's progress and answer from its JSON. All text from the server (abstracts, model output)
+// goes into the page through textContent, never innerHTML: only the elements built here are markup.
+(function () {
+  "use strict";
+  const view = document.getElementById("question-view");
+  if (!view) return;
+  const jsonUrl = view.dataset.jsonUrl;
+  const articleUrl = (pmid) => view.dataset.articleUrl.replace("PMID", encodeURIComponent(pmid));
+  const answerEl = document.getElementById("answer");
+  const statusEl = document.getElementById("status-line");
+  const sourcesEl = document.getElementById("sources");
+  const dialog = document.getElementById("abstract-dialog");
+  const STATUS_TEXT = {
+    queued: "Queued: waiting for a worker…",
+    retrieving: "Retrieving abstracts (BM25 + dense search)…",
+    generating: "Writing the answer…",
+    verifying: "Verifying each sentence against the abstracts it cites…",
+    done: "Done.",
+    failed: "Failed.",
+  };
+  const VERDICT_TEXT = {
+    SUPPORT: ["✔", "Supported"],
+    CONTRADICT: ["✖", "Contradicted"],
+    NO_EVIDENCE: ["?", "No evidence"],
+    NO_REFERENCE: ["!", "Not a retrieved paper"],
+    UNCITED: ["–", "Uncited"],
+  };
+  const ORDER = ["retrieving", "generating", "verifying", "done"];
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function showStages(status) {
+    const current = ORDER.indexOf(status);
+    document.querySelectorAll(".stages li").forEach((item) => {
+      const index = ORDER.indexOf(item.dataset.stage);
+      item.classList.toggle("active", index === current);
+      item.classList.toggle("complete", current > index || status === "done");
+    });
+  }
+
+  function renderSentences(data) {
+    answerEl.replaceChildren();
+    const retrieved = new Set(data.retrieved.map((doc) => doc.pmid));
+    data.sentences.forEach((sentence, index) => {
+      const [icon, label] = VERDICT_TEXT[sentence.verdict] || ["", sentence.verdict];
+      const span = el("span", "sentence verdict-" + sentence.verdict);
+      span.tabIndex = 0;
+      span.dataset.index = String(index);
+      const details = sentence.citations
+        .map((pmid) => pmid + ": " + (sentence.verdicts[pmid] ? sentence.verdicts[pmid].label : ""))
+        .join("; ");
+      span.title = label + (details ? " (" + details + ")" : "");
+      span.append(el("span", "icon", icon));
+      span.append(el("span", "visually-hidden", label + ": "));
+      span.append(document.createTextNode(sentence.display_text));
+      sentence.citations.forEach((pmid) => {
+        const verdict = sentence.verdicts[pmid] || { label: "NO_REFERENCE", evidence_sentences: [] };
+        if (retrieved.has(pmid) && verdict.label !== "NO_REFERENCE") {
+          const chip = el("button", "chip chip-" + verdict.label, "PUBMED:" + pmid);
+          chip.type = "button";
+          chip.title = "Open the abstract (" + verdict.label + ")";
+          chip.addEventListener("click", () => openAbstract(pmid, verdict.evidence_sentences));
+          span.append(" ", chip);
+        } else {
+          span.append(" ", el("span", "chip chip-unlinked", "PUBMED:" + pmid + " (not retrieved)"));
+        }
+      });
+      answerEl.append(span, " ");
+    });
+  }
+
+  function renderSources(data) {
+    sourcesEl.replaceChildren();
+    data.retrieved.forEach((doc) => {
+      if (!doc.source) return;
+      const item = el("li");
+      const open = el("button", "link-button", doc.source.title || "PMID " + doc.pmid);
+      open.type = "button";
+      open.addEventListener("click", () => openAbstract(doc.pmid, []));
+      const meta = [doc.source.journal, doc.source.year].filter(Boolean).join(", ");
+      const link = el("a", "", "PMID " + doc.pmid);
+      link.href = doc.source.url;
+      link.rel = "noopener noreferrer";
+      link.target = "_blank";
+      item.append(open, el("span", "meta", meta ? " — " + meta + " · " : " — "), link);
+      sourcesEl.append(item);
+    });
+  }
+
+  async function openAbstract(pmid, evidence) {
+    const response = await fetch(articleUrl(pmid));
+    if (!response.ok) return;
+    const article = await response.json();
+    document.getElementById("abstract-title").textContent = article.title || "PMID " + article.pmid;
+    document.getElementById("abstract-meta").textContent =
+      [article.journal, article.year, "PMID " + article.pmid].filter(Boolean).join(" · ");
+    const body = document.getElementById("abstract-body");
+    body.replaceChildren();
+    const marked = new Set(evidence);
+    article.sentences.forEach((sentence, index) => {
+      const node = el(marked.has(index) ? "mark" : "span", marked.has(index) ? "evidence" : "", sentence.text);
+      body.append(node, " ");
+    });
+    dialog.showModal();
+  }
+
+  dialog.querySelector(".close").addEventListener("click", () => dialog.close());
+
+  async function poll() {
+    let data;
+    try {
+      const response = await fetch(jsonUrl, { headers: { Accept: "application/json" } });
+      data = await response.json();
+    } catch (error) {
+      statusEl.textContent = "Connection lost; retrying…";
+      setTimeout(poll, 2000);
+      return;
+    }
+    showStages(data.status);
+    view.dataset.status = data.status;
+    statusEl.textContent = data.status === "failed" ? "Failed: " + data.error : STATUS_TEXT[data.status] || data.status;
+    statusEl.classList.toggle("failed", data.status === "failed");
+    if (data.sentences.length) {
+      renderSentences(data);
+    } else if (data.answer) {
+      answerEl.textContent = data.answer; // raw tokens as they stream in
+    }
+    renderSources(data);
+    document.getElementById("timings").textContent = JSON.stringify(
+      { timings_ms: data.timings_ms, models: data.models }, null, 2);
+    if (data.status !== "done" && data.status !== "failed") setTimeout(poll, 400);
+  }
+  poll();
+})();

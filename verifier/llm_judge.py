@@ -1,0 +1,56 @@
+"""A few-shot LLM judge that labels a claim against evidence sentences: SUPPORT, CONTRADICT or NO_EVIDENCE."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+from generator.prompts import JUDGE_EXAMPLES, JUDGE_SYSTEM, JUDGE_USER
+
+LABELS = ("SUPPORT", "CONTRADICT", "NO_EVIDENCE")
+_LABEL = re.compile(r"SUPPORT|CONTRADICT|NO[_ ]EVIDENCE|REFUTE", re.IGNORECASE)
+
+
+class ChatModel(Protocol):
+    @property
+    def model_id(self) -> str: ...
+
+    def complete_chat(self, messages: list[dict[str, str]], *, max_tokens: int, temperature: float = 0.0) -> str: ...
+
+
+@dataclass(frozen=True)
+class Judgement:
+    label: str
+    raw: str  # what the model said, kept for audit
+
+
+def parse_label(reply: str) -> str:
+    """The first label word in the reply; an unparseable reply is NO_EVIDENCE (never a false SUPPORT)."""
+    match = _LABEL.search(reply)
+    if not match:
+        return "NO_EVIDENCE"
+    word = match.group(0).upper().replace(" ", "_")
+    return "CONTRADICT" if word == "REFUTE" else word
+
+
+def judge_messages(claim: str, evidence: str) -> list[dict[str, str]]:
+    messages = [{"role": "system", "content": JUDGE_SYSTEM}]
+    for example_claim, example_evidence, label in JUDGE_EXAMPLES:
+        messages.append({"role": "user", "content": JUDGE_USER.format(claim=example_claim, evidence=example_evidence)})
+        messages.append({"role": "assistant", "content": label})
+    messages.append({"role": "user", "content": JUDGE_USER.format(claim=claim, evidence=evidence)})
+    return messages
+
+
+class LlmJudge:
+    def __init__(self, model: ChatModel) -> None:
+        self.model = model
+
+    @property
+    def model_id(self) -> str:
+        return f"llm-judge:{self.model.model_id}"
+
+    def judge(self, claim: str, evidence: str) -> Judgement:
+        reply = self.model.complete_chat(judge_messages(claim, evidence), max_tokens=6, temperature=0.0)
+        return Judgement(label=parse_label(reply), raw=reply.strip())

@@ -1,0 +1,42 @@
+"""`manage.py ingest_demo`: ingest the demo corpus from the shared data folder when the index is empty."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from webapp.corpus import engines
+from webapp.corpus.models import Article
+
+# About 13k abstracts: the PubMed XML excerpts, the BioASQ benchmark corpus and its distractors.
+DEMO_FILES = (
+    "pubmed/xml",
+    "bioasq/benchmark/corpus.jsonl.gz",
+    "bioasq/benchmark/distractors.jsonl.gz",
+)
+
+
+def demo_paths(data_dir: Path) -> list[Path]:
+    return [data_dir / name for name in DEMO_FILES]
+
+
+class Command(BaseCommand):
+    help = "Ingest the demo corpus (VERIMED_DATA_DIR) unless the database and the index already hold articles."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        indexed = engines.lexical_index().count()
+        stored = Article.objects.count()
+        if indexed and stored:
+            self.stdout.write(f"index holds {indexed} documents and the database {stored} articles: nothing to do")
+            return
+        paths = demo_paths(settings.VERIMED_DATA_DIR)
+        missing = [str(path) for path in paths if not path.exists()]
+        if missing:
+            raise CommandError(
+                f"demo data not found: {', '.join(missing)}. Set VERIMED_DATA_DIR to the shared data folder."
+            )
+        call_command("ingest", *map(str, paths))

@@ -1,0 +1,49 @@
+"""`manage.py stack start|stop|status`: run the embedded profile's site, worker and LLM server in the background."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from webapp.ops.stack import Stack, services
+
+NAMES = ["web", "worker", "llm"]
+
+
+class Command(BaseCommand):
+    help = "Start, stop or show the background processes of the embedded profile."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("action", choices=["start", "stop", "status"])
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        stack = Stack(settings.VAR_DIR)
+        action = options["action"]
+        if action == "status":
+            for name in NAMES:
+                pid = stack.running_pid(name)
+                self.stdout.write(f"{name:<7} {'running, pid ' + str(pid) if pid else 'stopped'}")
+            return
+        stopped = stack.stop(NAMES)
+        if stopped:
+            self.stdout.write(f"stopped: {', '.join(stopped)}")
+        if action == "stop":
+            return
+        planned = services(
+            host=options["host"],
+            port=options["port"],
+            llm_base_url=settings.VERIMED_LLM_BASE_URL,
+            llm_model=settings.VERIMED_LLM_MODEL,
+            model_cache=settings.VERIMED_MODEL_CACHE,
+        )
+        try:
+            stack.start(planned, on_wait=lambda name: self.stdout.write(f"starting {name}..."))
+        except RuntimeError as exc:
+            stack.stop(NAMES)
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(self.style.SUCCESS(f"VeriMed is running at http://{options['host']}:{options['port']}/"))
+        self.stdout.write(f"logs: {stack.log_dir}   stop with: make stop")

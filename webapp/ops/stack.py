@@ -1,0 +1,175 @@
+"""Starting and stopping the embedded profile's processes: the site, a Celery worker and the local LLM server.
+
+Each process runs in its own session (so it outlives `make run`), with a pid file in var/run and a log in var/log.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+
+@dataclass(frozen=True)
+class Service:
+    name: str
+    argv: list[str]
+    ready: Callable[[Path], bool]  # given the log path, whether the service is up
+    ready_timeout: float
+
+
+def http_ok(url: str) -> Callable[[Path], bool]:
+    def check(_log: Path) -> bool:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                return bool(response.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
+
+    return check
+
+
+def log_says(text: str) -> Callable[[Path], bool]:
+    def check(log: Path) -> bool:
+        return log.exists() and text in log.read_text(errors="replace")
+
+    return check
+
+
+def is_local(url: str) -> bool:
+    return urlparse(url).hostname in {"127.0.0.1", "localhost", "::1"}
+
+
+def services(*, host: str, port: int, llm_base_url: str, llm_model: str, model_cache: Path) -> list[Service]:
+    python = sys.executable
+    planned = []
+    if is_local(llm_base_url):
+        llm = urlparse(llm_base_url)
+        planned.append(
+            Service(
+                name="llm",
+                argv=[
+                    python,
+                    "-m",
+                    "generator.serve",
+                    "--model",
+                    llm_model,
+                    "--host",
+                    llm.hostname or "127.0.0.1",
+                    "--port",
+                    str(llm.port or 80),
+                    "--cache",
+                    str(model_cache),
+                ],
+                ready=http_ok(f"{llm_base_url.rstrip('/')}/models"),
+                ready_timeout=300,
+            )
+        )
+    planned.append(
+        Service(
+            name="worker",
+            # One worker process: it owns the in-process vector index, which only one process may open.
+            argv=[
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "webapp",
+                "worker",
+                "--pool=prefork",
+                "--concurrency=1",
+                "--loglevel=INFO",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            ready=log_says(" ready."),
+            ready_timeout=120,
+        )
+    )
+    planned.append(
+        Service(
+            name="web",
+            argv=[
+                python,
+                "-m",
+                "gunicorn",
+                "webapp.wsgi",
+                "--bind",
+                f"{host}:{port}",
+                "--workers",
+                "2",
+                "--timeout",
+                "60",
+                "--access-logfile",
+                "-",
+            ],
+            ready=http_ok(f"http://{host}:{port}/"),
+            ready_timeout=60,
+        )
+    )
+    return planned
+
+
+class Stack:
+    def __init__(self, var_dir: Path) -> None:
+        self.run_dir = var_dir / "run"
+        self.log_dir = var_dir / "log"
+
+    def pid_file(self, name: str) -> Path:
+        return self.run_dir / f"{name}.pid"
+
+    def running_pid(self, name: str) -> int | None:
+        try:
+            pid = int(self.pid_file(name).read_text())
+            os.kill(pid, 0)
+        except (FileNotFoundError, ValueError, ProcessLookupError):
+            return None
+        return pid
+
+    def start(self, planned: list[Service], *, on_wait: Callable[[str], None] = lambda _: None) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        for service in planned:
+            log = self.log_dir / f"{service.name}.log"
+            with log.open("w") as stream:
+                process = subprocess.Popen(
+                    service.argv,
+                    stdout=stream,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            self.pid_file(service.name).write_text(str(process.pid))
+            on_wait(service.name)
+            deadline = time.monotonic() + service.ready_timeout
+            while not service.ready(log):
+                if process.poll() is not None:
+                    raise RuntimeError(f"{service.name} exited with {process.returncode}; see {log}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{service.name} not ready after {service.ready_timeout:.0f} s; see {log}")
+                time.sleep(0.5)
+
+    def stop(self, names: list[str], *, grace_seconds: float = 15) -> list[str]:
+        stopped = []
+        for name in names:
+            pid = self.running_pid(name)
+            if pid is None:
+                self.pid_file(name).unlink(missing_ok=True)
+                continue
+            os.killpg(pid, signal.SIGTERM)
+            deadline = time.monotonic() + grace_seconds
+            while time.monotonic() < deadline and self.running_pid(name):
+                time.sleep(0.2)
+            if self.running_pid(name):
+                os.killpg(pid, signal.SIGKILL)
+            self.pid_file(name).unlink(missing_ok=True)
+            stopped.append(name)
+        return stopped

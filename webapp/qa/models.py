@@ -1,0 +1,87 @@
+"""Everything a question produced is stored: retrieval with both leg scores, the answer, sentences, verdicts."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Question(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RETRIEVING = "retrieving"
+        GENERATING = "generating"
+        VERIFYING = "verifying"
+        DONE = "done"
+        FAILED = "failed"
+
+    text = models.TextField()
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    # Grows while the model writes, so the page can show tokens as they arrive (no pub/sub needed).
+    answer_text = models.TextField(blank=True)
+    cannot_answer = models.BooleanField(default=False)
+    settings = models.JSONField(default=dict)
+    models_used = models.JSONField(default=dict)
+    timings_ms = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
+class RetrievedDocument(models.Model):
+    question = models.ForeignKey(Question, related_name="retrieved", on_delete=models.CASCADE)
+    rank = models.PositiveSmallIntegerField()
+    pmid = models.CharField(max_length=32)
+    score = models.FloatField()
+    lexical_score = models.FloatField(help_text="min-max normalised BM25 score; 0 if the lexical leg missed it")
+    semantic_score = models.FloatField(help_text="min-max normalised cosine score; 0 if the dense leg missed it")
+    lexical_raw = models.FloatField(null=True)
+    semantic_raw = models.FloatField(null=True)
+
+    class Meta:
+        ordering = ["question", "rank"]
+        constraints = [models.UniqueConstraint(fields=["question", "rank"], name="unique_rank_per_question")]
+
+    def __str__(self) -> str:
+        return f"#{self.rank} PMID {self.pmid}"
+
+
+class AnswerSentence(models.Model):
+    question = models.ForeignKey(Question, related_name="sentences", on_delete=models.CASCADE)
+    position = models.PositiveSmallIntegerField()
+    text = models.TextField(help_text="as the model wrote it, citations included")
+    display_text = models.TextField(help_text="without citation markup")
+    verdict = models.CharField(max_length=16, help_text="overall verdict across the cited abstracts")
+
+    class Meta:
+        ordering = ["question", "position"]
+        constraints = [models.UniqueConstraint(fields=["question", "position"], name="unique_sentence_position")]
+
+    def __str__(self) -> str:
+        return f"[{self.verdict}] {self.display_text[:80]}"
+
+
+class CitationVerdict(models.Model):
+    sentence = models.ForeignKey(AnswerSentence, related_name="citations", on_delete=models.CASCADE)
+    position = models.PositiveSmallIntegerField()
+    pmid = models.CharField(max_length=32)
+    label = models.CharField(max_length=16)
+    evidence_sentences = models.JSONField(default=list, help_text="indices of the abstract sentences offered")
+    judge_output = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["sentence", "position"]
+
+    def __str__(self) -> str:
+        return f"PMID {self.pmid}: {self.label}"

