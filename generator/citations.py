@@ -15,7 +15,7 @@ CITATION_GROUP = re.compile(
     rf"|\s*\b(?:PUBMED|PMID)\s*:?\s*{_ID}\b",
     re.IGNORECASE,
 )
-_ID_IN_GROUP = re.compile(_ID)
+_ID_IN_GROUP = re.compile(_ID, re.IGNORECASE)
 
 
 @dataclass(frozen=True)

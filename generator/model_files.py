@@ -73,12 +73,18 @@ def assemble(name: str, cache_dir: Path) -> Path:
         raise ModelFileError(f"unknown model {name!r}; known: {', '.join(MODELS)}") from exc
     target = cache_dir / f"{name}.gguf"
     marker = target.with_suffix(".verified")
-    if target.exists() and marker.exists() and target.stat().st_size == model.size:
+    if (
+        target.exists()
+        and marker.exists()
+        and marker.read_text() == model.sha256
+        and target.stat().st_size == model.size
+    ):
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)
+    slices = _slice_paths(model)  # before opening the output, so a missing slice leaves no partial file behind
     partial = target.with_suffix(".partial")
     with partial.open("wb") as out:
-        for path in _slice_paths(model):
+        for path in slices:
             with path.open("rb") as stream:
                 shutil.copyfileobj(stream, out, 8 << 20)
     size, digest = partial.stat().st_size, _sha256(partial)

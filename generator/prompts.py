@@ -12,7 +12,8 @@ ANSWER_USER = """\
 Abstracts:
 {abstracts}
 
-Question: {question}"""
+Question: {question}
+Answer in two to five sentences. End each sentence with the abstract_id it comes from, like (PUBMED:12345678)."""
 
 # One worked example, given as a previous turn: small models copy a demonstrated format far more reliably
 # than a described one (without it the 1.5B model wrote one sentence with every PMID stuck on the end).

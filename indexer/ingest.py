@@ -39,14 +39,20 @@ class IngestReport:
 
 
 def estimate_records(path: Path) -> int:
-    """A cheap count for the progress bar: records are lines in JSONL and `<PubmedArticle>` elements in XML."""
-    # Every citation has one MedlineCitation element, in both the current and the pre-2017 layout.
-    marker = b"\n" if ".jsonl" in path.name else b"<MedlineCitation"
+    """A cheap count of the records in a file, to size the progress bar."""
+    # Every citation has one MedlineCitation element in both the current and the pre-2017 layout (whose root,
+    # MedlineCitationSet, must not count: hence the space or '>' after the name).
+    jsonl = ".jsonl" in path.name
+    markers = [b"\n"] if jsonl else [b"<MedlineCitation ", b"<MedlineCitation>"]
     total = 0
     try:
         with open_binary(path) as stream:
+            last = b""
             while chunk := stream.read(1 << 20):
-                total += chunk.count(marker)
+                total += sum(chunk.count(marker) for marker in markers)
+                last = chunk
+            if jsonl and last and not last.endswith(b"\n"):
+                total += 1  # the last line has no newline
     except (OSError, *GZIP_ERRORS):
         pass  # a damaged file is reported properly by the reader; the estimate only sizes a progress bar
     return total

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from indexer.base import Hit, Vectors
 from indexer.errors import BackendUnavailableError
@@ -35,6 +36,7 @@ class QdrantEdgeIndex:
         self.oversampling = oversampling
         self.quantize = quantize
         self._shard: EdgeShard | None = None
+        self._lock_file: IO[bytes] | None = None
 
     def warm_up(self) -> None:
         self._open()
@@ -56,10 +58,29 @@ class QdrantEdgeIndex:
             quantization_config=quantization if self.quantize else None,
         )
 
+    def _acquire_process_lock(self) -> None:
+        """Take our own lock before the engine touches the shard.
+
+        The engine refuses a second opener only after that opener has already disturbed the holder's files (the
+        holder's next flush then fails), so a second process must be turned away before it calls the engine.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        lock_file = (self.path.parent / f".{self.path.name}.lock").open("wb")
+        try:
+            fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            lock_file.close()
+            raise BackendUnavailableError(
+                f"the vector index at {self.path} is held by another process; "
+                "only one process may open it: is a worker or another ingest running?"
+            ) from exc
+        self._lock_file = lock_file
+
     def _open(self) -> EdgeShard:
         if self._shard is None:
             from qdrant_edge import EdgeShard
 
+            self._acquire_process_lock()
             try:
                 if (self.path / "edge_config.json").exists():
                     self._shard = EdgeShard.load(str(self.path))
@@ -67,6 +88,7 @@ class QdrantEdgeIndex:
                     self.path.mkdir(parents=True, exist_ok=True)
                     self._shard = EdgeShard.create(str(self.path), self._config())
             except Exception as exc:  # the engine raises a bare Exception for a held lock or a broken store
+                self._release_process_lock()
                 raise BackendUnavailableError(
                     f"cannot open the vector index at {self.path} ({exc}); "
                     "only one process may hold it: is a worker or another ingest running?"
@@ -133,3 +155,9 @@ class QdrantEdgeIndex:
         if self._shard is not None:
             self._shard.close()
             self._shard = None
+        self._release_process_lock()
+
+    def _release_process_lock(self) -> None:
+        if self._lock_file is not None:
+            self._lock_file.close()  # closing the descriptor releases the flock
+            self._lock_file = None

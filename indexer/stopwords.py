@@ -9,13 +9,14 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 # Question words carry no topical signal in a biomedical question ("what is the role of X in Y").
 _QUESTION_WORDS = frozenset({"role", "does", "do", "which", "what", "how", "why", "whether", "used", "use"})
 STOPWORDS = frozenset(ENGLISH_STOP_WORDS) | _QUESTION_WORDS
-_TOKEN = re.compile(r"[A-Za-z0-9]+")
+# Letters and digits of any script ("Sjögren" stays one word, as tantivy indexes it); nothing else survives.
+_TOKEN = re.compile(r"[^\W_]+")
 
 
 def query_terms(text: str) -> list[str]:
-    """Lower-cased alphanumeric tokens of `text`, minus stopwords, in order and without repeats.
+    """Lower-cased word tokens of `text`, minus stopwords, in order and without repeats.
 
-    Only alphanumerics survive so that no character of the user's text can reach a query parser as syntax.
+    Only letters and digits survive so that no character of the user's text can reach a query parser as syntax.
     """
     seen: dict[str, None] = {}
     for token in _TOKEN.findall(text.lower()):

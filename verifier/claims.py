@@ -20,12 +20,17 @@ def claims_from_answer(answer: str) -> list[Claim]:
 
     A "sentence" that is only a citation group (models sometimes write `... effect. (PUBMED:1)`) gives its
     citations to the sentence before it. A sentence with no citation stays a claim with no citations: it is
-    labelled uncited and never shown as verified.
+    labelled uncited and never shown as verified. A citation-only fragment at the very start goes to the first
+    sentence.
     """
     claims: list[Claim] = []
+    leading: tuple[str, ...] = ()  # a citation-only fragment before any sentence goes to the first sentence
     for span in split_sentences(answer):
         ids = cited_ids(span.text)
         display = strip_citations(span.text)
+        if ids and not display.strip(" .;,") and not claims:
+            leading += tuple(ids)
+            continue
         if claims and ids and not display.strip(" .;,"):
             previous = claims[-1]
             merged = tuple(dict.fromkeys(previous.citations + tuple(ids)))
@@ -33,5 +38,7 @@ def claims_from_answer(answer: str) -> list[Claim]:
                 text=f"{previous.text} {span.text}", display_text=previous.display_text, citations=merged
             )
             continue
-        claims.append(Claim(text=span.text, display_text=display, citations=tuple(ids)))
+        citations = tuple(dict.fromkeys(leading + tuple(ids)))
+        leading = ()
+        claims.append(Claim(text=span.text, display_text=display, citations=citations))
     return claims

@@ -9,7 +9,9 @@ from typing import Protocol
 from generator.prompts import JUDGE_EXAMPLES, JUDGE_SYSTEM, JUDGE_USER
 
 LABELS = ("SUPPORT", "CONTRADICT", "NO_EVIDENCE")
-_LABEL = re.compile(r"SUPPORT|CONTRADICT|NO[_ ]EVIDENCE|REFUTE", re.IGNORECASE)
+# Word-bounded, so "UNSUPPORTED" is not read as SUPPORT; a negated label ("NOT SUPPORTED") is caught first.
+_LABEL = re.compile(r"\b(?:SUPPORT|CONTRADICT|NO[_ ]EVIDENCE|REFUTE)", re.IGNORECASE)
+_NEGATED = re.compile(r"\b(?:NOT|NO)\s+SUPPORT", re.IGNORECASE)
 
 
 class ChatModel(Protocol):
@@ -28,6 +30,8 @@ class Judgement:
 def parse_label(reply: str) -> str:
     """The first label word in the reply; an unparseable reply is NO_EVIDENCE (never a false SUPPORT)."""
     match = _LABEL.search(reply)
+    if _NEGATED.search(reply) and (not match or match.group(0).upper() == "SUPPORT"):
+        return "NO_EVIDENCE"
     if not match:
         return "NO_EVIDENCE"
     word = match.group(0).upper().replace(" ", "_")

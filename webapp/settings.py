@@ -106,7 +106,8 @@ LOGGING = {
 # The embedded broker is kombu's SQLAlchemy transport over SQLite: no server to run. It has no pub/sub, so
 # progress and streamed tokens travel through the database rows the page polls, never through the broker.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite'}")
-CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": env.float("VERIMED_BROKER_POLL_SECONDS", default=0.5)}
+# kombu's SQLAlchemy transport hands every transport option to create_engine, so its 1 s polling interval cannot
+# be tuned here: each hop between pipeline stages costs up to a second on the embedded broker.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True  # results are rows in the database
 CELERY_TASK_SERIALIZER = "json"
@@ -117,7 +118,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("VERIMED_TASK_SOFT_TIME_LIMIT", default=900)
 CELERY_TASK_TIME_LIMIT = env.int("VERIMED_TASK_TIME_LIMIT", default=960)
 CELERY_TASK_ALWAYS_EAGER = env.bool("VERIMED_CELERY_EAGER", default=False)
-CELERY_TASK_EAGER_PROPAGATES = True
+# Tasks run in-process (`ask --in-process`, tests) keep their failure on the result instead of raising, so
+# retries and the failed-state handling behave exactly as in a worker (Celery's eager retry ignores `throw`).
+CELERY_TASK_EAGER_PROPAGATES = False
 
 # --- VeriMed pipeline ---------------------------------------------------------------------------------------
 # Shared real data (PubMed excerpts, BioASQ...) is read from here and never copied into the repository.

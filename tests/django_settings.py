@@ -1,0 +1,17 @@
+"""Settings for the test run: the product's settings, with everything the tests write kept out of `var/`."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+_REPO = Path(__file__).resolve().parent.parent
+# Tests must never touch the developer's own database or index (and a running worker holds that index open).
+os.environ.setdefault("VERIMED_VAR_DIR", tempfile.mkdtemp(prefix="verimed-test-"))
+# The joined model file is large and identical for every run: share the cache `make run` uses.
+os.environ.setdefault("VERIMED_MODEL_CACHE", str(_REPO / "var" / "models"))
+# Playwright's sync API runs an event loop in the test thread; our tests never touch the ORM while it runs.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+from webapp.settings import *  # noqa: E402, F403

@@ -1,0 +1,62 @@
+"""`manage.py ask --json` through the running worker: the real pipeline, asserted on what it stored."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.e2e.conftest import QUESTIONS, RunningStack
+
+pytestmark = pytest.mark.e2e
+
+LABELS = {"SUPPORT", "CONTRADICT", "NO_EVIDENCE", "NO_REFERENCE"}
+
+
+def test_it_answers_with_cited_and_verified_sentences(stack: RunningStack) -> None:
+    question = QUESTIONS[0]
+    done = stack.manage("ask", question, "--json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+
+    assert result["question"] == question
+    assert result["status"] == "done"
+    retrieved = result["retrieved"]
+    assert len(retrieved) == 10
+    assert [doc["score"] for doc in retrieved] == sorted((doc["score"] for doc in retrieved), reverse=True)
+    for doc in retrieved:
+        assert set(doc) >= {"pmid", "score", "lexical_score", "semantic_score"}
+        assert 0 <= doc["lexical_score"] <= 1
+        assert 0 <= doc["semantic_score"] <= 1
+        assert doc["score"] == pytest.approx(0.7 * doc["lexical_score"] + 0.3 * doc["semantic_score"])
+    gold = set(stack.gold_pmids[question])
+    assert len(gold & {doc["pmid"] for doc in retrieved}) >= 5, "hybrid search should find most gold abstracts"
+
+    assert result["answer"].strip()
+    assert result["sentences"], "the answer was split into sentences"
+    retrieved_pmids = {doc["pmid"] for doc in retrieved}
+    cited = [sentence for sentence in result["sentences"] if sentence["citations"]]
+    assert cited, f"the model cited nothing: {result['answer']!r}"
+    for sentence in cited:
+        assert set(sentence["verdicts"]) == set(sentence["citations"])
+        for pmid, verdict in sentence["verdicts"].items():
+            assert verdict["label"] in LABELS
+            if pmid not in retrieved_pmids:
+                assert verdict["label"] == "NO_REFERENCE"
+            else:
+                assert verdict["label"] != "NO_REFERENCE"
+                assert verdict["evidence_sentences"]
+                assert all(isinstance(i, int) for i in verdict["evidence_sentences"])
+    for sentence in result["sentences"]:
+        if not sentence["citations"]:
+            assert sentence["verdict"] == "UNCITED"
+
+    assert {"retrieval", "generation", "verification", "generation_ttft"} <= set(result["timings_ms"])
+    assert set(result["models"]) == {"embedding", "generator", "verifier"}
+    assert result["settings"]["retrieval"]["lexical_weight"] == 0.7
+
+
+def test_it_refuses_an_empty_question(stack: RunningStack) -> None:
+    done = stack.manage("ask", "   ")
+    assert done.returncode != 0
+    assert "Please type a question" in done.stderr

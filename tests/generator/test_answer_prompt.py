@@ -1,0 +1,115 @@
+"""Tests for the answer prompt: system prompt, worked example turn, abstract blocks, question last, clipping."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from generator.answer import ContextAbstract, answer_messages
+from generator.prompts import ANSWER_SYSTEM, EXAMPLE_ABSTRACTS, EXAMPLE_ANSWER, EXAMPLE_QUESTION
+
+QUESTION = "Does warfarin prevent stroke in atrial fibrillation?"
+ABSTRACTS = (
+    ContextAbstract("1003", "Warfarin for atrial fibrillation.", "Warfarin reduced ischaemic stroke by 60%."),
+    ContextAbstract("S2:77", "Aspirin versus warfarin.", "Aspirin was less effective than warfarin."),
+    ContextAbstract("1005", "Bleeding on anticoagulants.", "Major bleeding occurred in 2% per year."),
+)
+
+
+def messages(abstracts: tuple[ContextAbstract, ...] = ABSTRACTS, *, abstract_chars: int = 2000) -> list[dict[str, str]]:
+    return answer_messages(QUESTION, abstracts, abstract_chars=abstract_chars)
+
+
+def test_it_sends_system_example_user_example_answer_then_the_real_user_turn() -> None:
+    assert [message["role"] for message in messages()] == ["system", "user", "assistant", "user"]
+
+
+def test_the_first_message_is_the_system_prompt() -> None:
+    assert messages()[0] == {"role": "system", "content": ANSWER_SYSTEM}
+
+
+def test_the_worked_example_shows_its_abstracts_question_and_cited_answer() -> None:
+    example_user, example_answer = messages()[1]["content"], messages()[2]["content"]
+
+    for pmid, title, abstract in EXAMPLE_ABSTRACTS:
+        assert f"abstract_id: PUBMED:{pmid}\ntitle: {title}\nabstract: {abstract}" in example_user
+    assert _question_then_format_reminder(example_user, EXAMPLE_QUESTION)
+    assert example_answer == EXAMPLE_ANSWER
+    assert re.findall(r"PUBMED:(\d+)", example_answer) == [pmid for pmid, _, _ in EXAMPLE_ABSTRACTS]
+
+
+def test_every_abstract_appears_as_an_abstract_id_block_in_the_given_order() -> None:
+    user = messages()[-1]["content"]
+
+    for item in ABSTRACTS:
+        assert f"abstract_id: PUBMED:{item.pmid}\ntitle: {item.title}\nabstract: {item.abstract}" in user
+    assert re.findall(r"abstract_id: PUBMED:(\S+)", user) == ["1003", "S2:77", "1005"]
+
+
+def test_the_question_comes_last_after_the_abstracts() -> None:
+    user = messages()[-1]["content"]
+
+    assert user.startswith("Abstracts:\n")
+    assert _question_then_format_reminder(user, QUESTION)
+    assert user.index(f"Question: {QUESTION}") > user.index("abstract_id: PUBMED:1005")
+
+
+def test_the_real_turn_holds_only_the_retrieved_abstracts_not_the_example_ones() -> None:
+    user = messages()[-1]["content"]
+
+    for pmid, _, _ in EXAMPLE_ABSTRACTS:
+        assert pmid not in user
+
+
+def test_no_abstracts_still_asks_the_question() -> None:
+    user = messages(())[-1]["content"]
+
+    assert "abstract_id" not in user
+    assert _question_then_format_reminder(user, QUESTION)
+
+
+def test_an_abstract_longer_than_abstract_chars_is_clipped_at_a_word_boundary() -> None:
+    long_text = " ".join(f"word{number}" for number in range(200))
+    abstract = ContextAbstract("42", "Long.", long_text)
+
+    user = messages((abstract,), abstract_chars=50)[-1]["content"]
+
+    clipped = re.search(r"abstract: (.*)\n", user + "\n")
+    assert clipped is not None
+    text = clipped.group(1)
+    assert text.endswith(" ...")
+    body = text.removesuffix(" ...")
+    assert len(body) <= 50
+    assert long_text.startswith(body + " ")  # whole words only, none cut in half
+    assert "word199" not in user
+
+
+def test_an_abstract_within_abstract_chars_is_sent_whole() -> None:
+    abstract = ContextAbstract("42", "Short.", "Exactly as written.")
+
+    user = messages((abstract,), abstract_chars=len(abstract.abstract))[-1]["content"]
+
+    assert "abstract: Exactly as written.\n" in user + "\n"
+    assert " ..." not in user
+
+
+@pytest.mark.parametrize("abstract_chars", [30, 60])
+def test_clipping_applies_to_the_example_abstracts_too(abstract_chars: int) -> None:
+    example_user = messages(abstract_chars=abstract_chars)[1]["content"]
+
+    assert example_user.count(" ...") == len(EXAMPLE_ABSTRACTS)
+
+
+def test_titles_are_never_clipped() -> None:
+    abstract = ContextAbstract("42", "A rather long title that exceeds the clip length.", "x " * 100)
+
+    user = messages((abstract,), abstract_chars=10)[-1]["content"]
+
+    assert "title: A rather long title that exceeds the clip length.\n" in user
+
+
+def _question_then_format_reminder(user_turn: str, question: str) -> bool:
+    """The turn ends with the question, then one line restating the citation format."""
+    head, _, reminder = user_turn.rpartition("\n")
+    return head.endswith(f"Question: {question}") and "(PUBMED:" in reminder

@@ -1,0 +1,164 @@
+"""Tests for the OpenAI-compatible chat client: error mapping, and streaming against the real llama.cpp server."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from generator.errors import GenerationError, LLMResponseError, LLMUnavailableError
+from generator.llm import LLMSettings, Message, OpenAICompatibleLLM
+from tests.support import TEST_LLM_MODEL, free_port
+
+QUESTION: list[Message] = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
+LONGER_QUESTION: list[Message] = [{"role": "user", "content": "Name the three primary colours, separated by commas."}]
+
+
+def unreachable_client() -> tuple[OpenAICompatibleLLM, str]:
+    base_url = f"http://127.0.0.1:{free_port()}/v1"  # a port nobody listens on
+    settings = LLMSettings(base_url=base_url, model=TEST_LLM_MODEL, timeout_seconds=2, max_retries=0)
+    return OpenAICompatibleLLM(settings), base_url
+
+
+def test_model_id_is_the_configured_model_name() -> None:
+    llm = OpenAICompatibleLLM(LLMSettings(base_url="http://127.0.0.1:9/v1", model="some-model"))
+
+    assert llm.model_id == "some-model"
+
+
+def test_stream_chat_to_a_closed_port_raises_a_transient_error_when_iterated() -> None:
+    llm, base_url = unreachable_client()
+    stream = llm.stream_chat(QUESTION, max_tokens=5, temperature=0.0)  # nothing is sent before iteration
+
+    with pytest.raises(LLMUnavailableError) as raised:
+        list(stream)
+
+    assert raised.value.transient is True
+    assert base_url in str(raised.value)
+
+
+def test_complete_chat_to_a_closed_port_raises_a_transient_error() -> None:
+    llm, base_url = unreachable_client()
+
+    with pytest.raises(LLMUnavailableError) as raised:
+        llm.complete_chat(QUESTION, max_tokens=5)
+
+    assert raised.value.transient is True
+    assert isinstance(raised.value, GenerationError)
+    assert base_url in str(raised.value)
+
+
+class _StatusHandler(BaseHTTPRequestHandler):
+    """Answers every request with the status code the server was created for and an OpenAI-style error body."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        status: int = self.server.status  # type: ignore[attr-defined]
+        body = json.dumps({"error": {"message": f"status {status}", "type": "test"}}).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def status_server() -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _StatusHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def client_for(server: ThreadingHTTPServer, status: int) -> OpenAICompatibleLLM:
+    server.status = status  # type: ignore[attr-defined]
+    base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    return OpenAICompatibleLLM(LLMSettings(base_url=base_url, model="m", timeout_seconds=5, max_retries=0))
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 429])
+def test_server_failures_and_rate_limits_are_transient(status_server: ThreadingHTTPServer, status: int) -> None:
+    llm = client_for(status_server, status)
+
+    with pytest.raises(LLMUnavailableError, match=str(status)) as raised:
+        llm.complete_chat(QUESTION, max_tokens=5)
+    assert raised.value.transient is True
+
+    with pytest.raises(LLMUnavailableError, match=str(status)):
+        list(llm.stream_chat(QUESTION, max_tokens=5, temperature=0.0))
+
+
+@pytest.mark.parametrize("status", [400, 401, 404, 422])
+def test_refused_requests_are_not_transient(status_server: ThreadingHTTPServer, status: int) -> None:
+    llm = client_for(status_server, status)
+
+    with pytest.raises(LLMResponseError, match=str(status)) as raised:
+        llm.complete_chat(QUESTION, max_tokens=5)
+    assert raised.value.transient is False
+
+    with pytest.raises(LLMResponseError, match=str(status)):
+        list(llm.stream_chat(QUESTION, max_tokens=5, temperature=0.0))
+
+
+# Against the real model server
+
+
+@pytest.fixture(scope="module")
+def llm(llm_base_url: str) -> OpenAICompatibleLLM:
+    return OpenAICompatibleLLM(LLMSettings(base_url=llm_base_url, model=TEST_LLM_MODEL, timeout_seconds=120))
+
+
+def test_stream_chat_yields_several_deltas_that_join_into_a_reply(llm: OpenAICompatibleLLM) -> None:
+    deltas = list(llm.stream_chat(LONGER_QUESTION, max_tokens=20, temperature=0.0))
+
+    assert len(deltas) >= 3
+    assert all(isinstance(delta, str) for delta in deltas)
+    assert all(deltas)  # empty deltas (role-only or final chunks) are never yielded
+    reply = "".join(deltas)
+    assert reply.strip()
+    assert "red" in reply.lower()
+
+
+def test_stream_chat_is_deterministic_at_temperature_zero(llm: OpenAICompatibleLLM) -> None:
+    first = "".join(llm.stream_chat(LONGER_QUESTION, max_tokens=10, temperature=0.0))
+    second = "".join(llm.stream_chat(LONGER_QUESTION, max_tokens=10, temperature=0.0))
+
+    assert first == second
+
+
+def test_complete_chat_returns_text(llm: OpenAICompatibleLLM) -> None:
+    reply = llm.complete_chat(QUESTION, max_tokens=20)
+
+    assert isinstance(reply, str)
+    assert "paris" in reply.lower()
+
+
+def test_complete_chat_honours_a_system_prompt_and_max_tokens(llm: OpenAICompatibleLLM) -> None:
+    messages: list[Message] = [
+        {"role": "system", "content": "Reply with exactly one word: YES or NO."},
+        {"role": "user", "content": "Is water wet?"},
+    ]
+
+    reply = llm.complete_chat(messages, max_tokens=3)
+
+    assert reply.strip()
+    assert len(reply.split()) <= 3
+
+
+def test_a_timeout_against_the_real_server_is_transient(llm_base_url: str) -> None:
+    llm = OpenAICompatibleLLM(
+        LLMSettings(base_url=llm_base_url, model=TEST_LLM_MODEL, timeout_seconds=0.001, max_retries=0)
+    )
+
+    with pytest.raises(LLMUnavailableError) as raised:
+        llm.complete_chat(QUESTION, max_tokens=200)
+
+    assert raised.value.transient is True

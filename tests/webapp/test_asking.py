@@ -1,0 +1,60 @@
+"""Asking on the page: bad questions are refused with a message, good ones are stored and queued."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import Client
+
+from webapp.qa.models import Question
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_refuses_an_empty_question_with_a_message(client: Client) -> None:
+    response = client.post("/", {"question": "   "})
+    assert response.status_code == 400
+    assert "Please type a question." in response.content.decode()
+    assert not Question.objects.exists()
+
+
+def test_it_refuses_a_question_over_2000_characters(client: Client) -> None:
+    response = client.post("/", {"question": "why " * 600})
+    assert response.status_code == 400
+    assert "limited to 2,000 characters" in response.content.decode()
+    assert not Question.objects.exists()
+
+
+def test_it_accepts_a_question_at_the_limit_and_queues_it(
+    client: Client, django_capture_on_commit_callbacks: object
+) -> None:
+    text = "a" * 2000
+    with django_capture_on_commit_callbacks() as callbacks:  # type: ignore[operator]
+        response = client.post("/", {"question": text})
+    question = Question.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"/questions/{question.pk}/"
+    assert question.text == text
+    assert question.status == Question.Status.QUEUED
+    assert question.settings["retrieval"] == {
+        "top_k": 10,
+        "lexical_weight": 0.7,
+        "semantic_weight": 0.3,
+        "candidates_per_leg": 50,
+    }
+    assert len(callbacks) == 1, "the pipeline is enqueued once the row is committed"
+
+
+def test_the_ask_command_refuses_bad_questions() -> None:
+    with pytest.raises(CommandError, match="Please type a question"):
+        call_command("ask", "")
+    with pytest.raises(CommandError, match="limited to 2,000"):
+        call_command("ask", "x" * 2001)
+
+
+def test_the_ask_page_lists_recent_questions_escaped(client: Client) -> None:
+    Question.objects.create(text="<b>bold</b> question", status=Question.Status.DONE)
+    page = client.get("/").content.decode()
+    assert "&lt;b&gt;bold&lt;/b&gt; question" in page
+    assert "<b>bold</b>" not in page

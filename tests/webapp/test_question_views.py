@@ -1,0 +1,66 @@
+"""The question page, its JSON and the article JSON render stored rows; text from abstracts stays escaped."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from webapp.corpus.models import Article
+from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def answered() -> Question:
+    Article.objects.create(
+        pmid="123",
+        title="<script>alert('title')</script>",
+        abstract="First sentence here. Second sentence is the evidence. Third one.",
+        journal="J Test",
+        year=2020,
+    )
+    question = Question.objects.create(
+        text="Is it true?", status=Question.Status.DONE, answer_text="It is true (PUBMED:123). Also (PUBMED:999)."
+    )
+    RetrievedDocument.objects.create(
+        question=question, rank=1, pmid="123", score=0.9, lexical_score=1.0, semantic_score=0.6
+    )
+    first = AnswerSentence.objects.create(
+        question=question, position=0, text="It is true (PUBMED:123).", display_text="It is true.", verdict="SUPPORT"
+    )
+    CitationVerdict.objects.create(sentence=first, position=0, pmid="123", label="SUPPORT", evidence_sentences=[1])
+    second = AnswerSentence.objects.create(
+        question=question, position=1, text="Also (PUBMED:999).", display_text="Also.", verdict="NO_REFERENCE"
+    )
+    CitationVerdict.objects.create(sentence=second, position=0, pmid="999", label="NO_REFERENCE")
+    return question
+
+
+def test_the_json_carries_sentences_verdicts_and_sources(client: Client, answered: Question) -> None:
+    payload = client.get(f"/questions/{answered.pk}.json").json()
+    assert payload["status"] == "done"
+    assert payload["sentences"][0]["verdicts"] == {"123": {"label": "SUPPORT", "evidence_sentences": [1]}}
+    assert payload["sentences"][1]["citations"] == ["999"]
+    assert payload["retrieved"][0]["source"]["url"] == "https://pubmed.ncbi.nlm.nih.gov/123/"
+
+
+def test_the_article_json_splits_the_abstract_with_offsets(client: Client, answered: Question) -> None:
+    article = client.get("/articles/123.json").json()
+    abstract = Article.objects.get(pmid="123").abstract
+    assert [s["text"] for s in article["sentences"]][1] == "Second sentence is the evidence."
+    for sentence in article["sentences"]:
+        assert abstract[sentence["start"] : sentence["end"]] == sentence["text"]
+
+
+def test_the_question_page_escapes_and_loads_the_renderer(client: Client, answered: Question) -> None:
+    page = client.get(f"/questions/{answered.pk}/").content.decode()
+    assert "Is it true?" in page
+    assert "verimed" in page
+    assert ".js" in page
+
+
+def test_unknown_ids_are_404_not_500(client: Client) -> None:
+    assert client.get("/questions/999/").status_code == 404
+    assert client.get("/questions/999.json").status_code == 404
+    assert client.get("/articles/nope.json").status_code == 404
