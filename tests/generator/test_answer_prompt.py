@@ -65,7 +65,7 @@ def test_the_real_turn_holds_only_the_retrieved_abstracts_not_the_example_ones()
 def test_no_abstracts_still_asks_the_question() -> None:
     user = messages(())[-1]["content"]
 
-    assert "abstract_id" not in user
+    assert "abstract_id:" not in user
     assert _question_then_format_reminder(user, QUESTION)
 
 
