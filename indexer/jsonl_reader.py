@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
+
+import pysbd
 
 from indexer.compressed import GZIP_ERRORS, open_binary
 from indexer.errors import CorpusFormatError
@@ -15,6 +18,7 @@ from indexer.records import ArticleRecord, MeshHeading, ReadStats
 # BioASQ snapshots keep a line for PMIDs whose abstract could not be fetched, with this text in place of the abstract.
 _PLACEHOLDER = re.compile(r"^No document found for PMID")
 _YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
+_MAX_TITLE_CHARS = 400
 
 
 def read_jsonl(path: Path, stats: ReadStats) -> Iterator[ArticleRecord]:
@@ -71,7 +75,30 @@ def _title_and_abstract(item: dict[str, Any]) -> tuple[str, str]:
     # Some exports store title and abstract concatenated in `text`; keep the title once, not twice.
     if title and text.startswith(title):
         return title, text[len(title) :].lstrip()
+    if "title" not in item:
+        return _split_leading_title(text)
     return title, text
+
+
+def _split_leading_title(text: str) -> tuple[str, str]:
+    """`{pmid, text}` corpora (the BioASQ benchmark) write "Title. Abstract": the first sentence is the title.
+
+    Only a short first sentence followed by more text is taken; otherwise the whole text stays the abstract.
+    """
+    # Only the head is segmented: pysbd is slow on whole abstracts and the title is at the start.
+    sentences = _first_sentence_segmenter().segment(text[: _MAX_TITLE_CHARS + 200])
+    if len(sentences) < 2:
+        return "", text
+    first = sentences[0].strip()
+    rest = text[len(sentences[0]) :].strip()
+    if not rest or len(first) > _MAX_TITLE_CHARS:
+        return "", text
+    return first, rest
+
+
+@cache
+def _first_sentence_segmenter() -> pysbd.Segmenter:
+    return pysbd.Segmenter(language="en", clean=False)
 
 
 def _string(value: Any) -> str:

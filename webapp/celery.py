@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import os
 
+from typing import Any
+
 from celery import Celery
+from celery.signals import worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
 app = Celery("verimed")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_process_init.connect
+def _warm_up_engines(**_: Any) -> None:
+    """Each worker process owns the engines; loading them at start keeps the first question as fast as the rest."""
+    from webapp.corpus import engines
+
+    engines.warm_up()

@@ -24,6 +24,14 @@ QUESTIONS = (
 OTHER_ABSTRACTS = 150
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+    """Keep each phase's report on the test item, so fixtures can tell in teardown whether the test failed."""
+    report: pytest.TestReport = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
+
+
 @dataclass(frozen=True)
 class RunningStack:
     url: str
@@ -69,9 +77,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
         "VERIMED_LLM_MODEL": TEST_LLM_MODEL,
     }
     running = RunningStack(url=f"http://127.0.0.1:{port}", env=env, var_dir=var_dir, gold_pmids=gold)
+    pubmed_xml = shared_data_dir() / "pubmed" / "xml" / "pubmed-29768149.xml"
+    # The same preparation `make run` does, on a small corpus.
     for command in (
         ("migrate", "--noinput"),
-        ("ingest", "--no-progress", str(corpus), str(shared_data_dir() / "pubmed" / "xml" / "pubmed-29768149.xml")),
+        ("collectstatic", "--noinput"),
+        ("ingest", "--no-progress", str(corpus), str(pubmed_xml)),
     ):
         done = running.manage(*command)
         assert done.returncode == 0, done.stderr[-3000:]

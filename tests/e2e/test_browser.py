@@ -30,10 +30,18 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
+def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     opened = context.new_page()
+    console: list[str] = []
+    opened.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
+    opened.on("pageerror", lambda error: console.append(f"page error: {error}"))
     yield opened
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        # What the page showed and logged when the test failed, kept with the other artefacts.
+        _shot(opened, f"failed-{request.node.name}")
+        (ARTIFACTS / f"failed-{request.node.name}.log").write_text("\n".join(console))
     context.close()
 
 

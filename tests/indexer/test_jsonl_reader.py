@@ -39,12 +39,28 @@ def read_one(tmp_path: Path, item: dict[str, Any]) -> ArticleRecord:
     return records[0]
 
 
-def test_it_reads_a_bare_text_line_as_an_untitled_abstract(tmp_path: Path) -> None:
-    record = read_one(tmp_path, {"pmid": "9671026", "text": "RecA-mediated joint molecule formation. Chimeric..."})
+def test_it_takes_the_first_sentence_of_a_bare_text_line_as_its_title(tmp_path: Path) -> None:
+    text = "RecA-mediated joint molecule formation. Chimeric oligonucleotides were used, e.g. in mice."
+    record = read_one(tmp_path, {"pmid": "9671026", "text": text})
 
     assert record == ArticleRecord(
-        pmid="9671026", title="", abstract="RecA-mediated joint molecule formation. Chimeric..."
+        pmid="9671026",
+        title="RecA-mediated joint molecule formation.",
+        abstract="Chimeric oligonucleotides were used, e.g. in mice.",
     )
+
+
+def test_a_bare_text_line_of_one_sentence_stays_an_untitled_abstract(tmp_path: Path) -> None:
+    record = read_one(tmp_path, {"pmid": "1", "text": "Only one sentence here."})
+
+    assert record == ArticleRecord(pmid="1", title="", abstract="Only one sentence here.")
+
+
+def test_an_explicitly_empty_title_keeps_the_whole_text_as_abstract(tmp_path: Path) -> None:
+    text = "Programmed cell death is regulated. The lace plant forms holes."
+    record = read_one(tmp_path, {"pmid": "2", "title": "", "text": text})
+
+    assert record == ArticleRecord(pmid="2", title="", abstract=text)
 
 
 def test_it_reads_title_and_abstract_with_metadata(tmp_path: Path) -> None:

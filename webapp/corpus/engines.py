@@ -43,6 +43,13 @@ def embedder_dimension() -> int:
     return model.dimension
 
 
+def warm_up() -> None:
+    """Load the embedder and open both indexes now, so the first question does not pay for it."""
+    embedder().embed(["warm up"])
+    lexical_index().count()
+    vector_index().count()
+
+
 def release_engines() -> None:
     """Close the engines (the vector shard is locked by whichever process holds it open)."""
     if vector_index.cache_info().currsize:
