@@ -76,6 +76,7 @@
 
   function renderSources(data) {
     sourcesEl.replaceChildren();
+    const cited = new Set(data.sentences.flatMap((sentence) => sentence.citations));
     data.retrieved.forEach((doc) => {
       if (!doc.source) return;
       const item = el("li");
@@ -88,6 +89,7 @@
       link.rel = "noopener noreferrer";
       link.target = "_blank";
       item.append(open, el("span", "meta", meta ? " — " + meta + " · " : " — "), link);
+      if (cited.has(doc.pmid)) item.append(" ", el("span", "cited-badge", "cited"));
       sourcesEl.append(item);
     });
   }
