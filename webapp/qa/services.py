@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import time
 from typing import Any
 
@@ -10,7 +9,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 
-from generator.answer import ContextAbstract, answer_messages
+from generator.answer import answer_messages
 from generator.prompts import CANNOT_ANSWER
 from indexer.hybrid import hybrid_search
 from verifier.claims import claims_from_answer
@@ -20,6 +19,7 @@ from verifier.sentences import split_sentences
 from verifier.verdicts import NO_REFERENCE, overall_verdict
 from webapp.corpus import engines
 from webapp.corpus.models import Article
+from webapp.qa.context import generation_context
 from webapp.qa.llm import llm_for
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
 from webapp.qa.pipeline import PipelineSettings, default_pipeline_settings
@@ -100,49 +100,18 @@ def question_retrieve(*, question_id: int) -> None:
         question.save(update_fields=["timings_ms", "models_used", "updated_at"])
 
 
-def _focused_abstract(question: str, abstract: str, *, sentences_kept: int) -> str:
-    """The abstract's sentences most relevant to the question, in their original order.
-
-    Ten whole abstracts are about 4k prompt tokens, over 40 s of prompt reading for a 1.5B model on two cores;
-    the few sentences that bear on the question carry what the answer needs and keep the first token near 10 s.
-    """
-    spans = split_sentences(abstract)
-    if sentences_kept <= 0 or len(spans) <= sentences_kept:
-        return abstract
-    kept = sorted(
-        select_evidence(question, [span.text for span in spans], embedder=engines.embedder(), top_n=sentences_kept)
-    )
-    parts = [spans[kept[0]].text]
-    for previous, index in itertools.pairwise(kept):
-        parts.append(("" if index == previous + 1 else "[...] ") + spans[index].text)
-    return " ".join(parts)
-
-
-def _context(question: Question, pipeline: PipelineSettings) -> list[ContextAbstract]:
-    pmids = list(question.retrieved.values_list("pmid", flat=True))
-    articles = Article.objects.in_bulk(pmids, field_name="pmid")
-    kept = pipeline.generation.sentences_per_abstract
-    return [
-        ContextAbstract(
-            pmid=pmid,
-            title=articles[pmid].title,
-            abstract=_focused_abstract(question.text, articles[pmid].abstract, sentences_kept=kept),
-        )
-        for pmid in pmids
-        if pmid in articles  # an article deleted since indexing is simply not offered to the model
-    ]
-
-
 def question_generate(*, question_id: int) -> None:
     question = Question.objects.get(pk=question_id)
     question.status = Question.Status.GENERATING
     question.answer_text = ""
     question.save(update_fields=["status", "answer_text", "updated_at"])
     pipeline = _pipeline(question)
-    context = _context(question, pipeline)
+    started = time.perf_counter()
+    context = generation_context(question, pipeline)
+    _record_timing(question, "context", started)
     if not context:
         question.answer_text, question.cannot_answer = CANNOT_ANSWER, True
-        question.save(update_fields=["answer_text", "cannot_answer", "updated_at"])
+        question.save(update_fields=["answer_text", "cannot_answer", "timings_ms", "updated_at"])
         return
     llm = llm_for(pipeline)
     options = pipeline.generation
