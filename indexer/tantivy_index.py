@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import tantivy
@@ -45,31 +46,32 @@ class TantivyIndex:
                 raise BackendUnavailableError(f"cannot open the tantivy index at {self.path}: {exc}") from exc
         return self._index
 
-    def add(self, records: Sequence[ArticleRecord]) -> None:
-        if not records:
-            return
+    @contextmanager
+    def _writer(self) -> Iterator[tantivy.IndexWriter]:
+        """One writer per batch, committed and made visible to searchers when the batch is done."""
         index = self._open()
         with self._lock:
             writer = index.writer(_WRITER_HEAP_BYTES, 1)
-            for record in records:
-                # Delete-then-add makes re-ingesting a file idempotent: one document per PMID.
-                writer.delete_documents_by_term("pmid", record.pmid)
-                writer.add_document(tantivy.Document(pmid=record.pmid, title=record.title, body=record.text))
+            yield writer
             writer.commit()
             writer.wait_merging_threads()
             index.reload()
 
+    def add(self, records: Sequence[ArticleRecord]) -> None:
+        if not records:
+            return
+        with self._writer() as writer:
+            for record in records:
+                # Delete-then-add makes re-ingesting a file idempotent: one document per PMID.
+                writer.delete_documents_by_term("pmid", record.pmid)
+                writer.add_document(tantivy.Document(pmid=record.pmid, title=record.title, body=record.text))
+
     def delete(self, pmids: Sequence[str]) -> None:
         if not pmids:
             return
-        index = self._open()
-        with self._lock:
-            writer = index.writer(_WRITER_HEAP_BYTES, 1)
+        with self._writer() as writer:
             for pmid in pmids:
                 writer.delete_documents_by_term("pmid", pmid)
-            writer.commit()
-            writer.wait_merging_threads()
-            index.reload()
 
     def search(self, query: str, *, limit: int) -> list[Hit]:
         terms = query_terms(query)

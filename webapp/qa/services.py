@@ -67,10 +67,15 @@ def _record_timing(question: Question, stage: str, started: float, **extra: Any)
     question.timings_ms = {**question.timings_ms, stage: round((time.perf_counter() - started) * 1000, 1), **extra}
 
 
-def question_retrieve(*, question_id: int) -> None:
+def _enter_stage(question_id: int, status: Question.Status) -> Question:
     question = Question.objects.get(pk=question_id)
-    question.status = Question.Status.RETRIEVING
+    question.status = status
     question.save(update_fields=["status", "updated_at"])
+    return question
+
+
+def question_retrieve(*, question_id: int) -> None:
+    question = _enter_stage(question_id, Question.Status.RETRIEVING)
     pipeline = _pipeline(question)
     started = time.perf_counter()
     hits = hybrid_search(
@@ -101,10 +106,9 @@ def question_retrieve(*, question_id: int) -> None:
 
 
 def question_generate(*, question_id: int) -> None:
-    question = Question.objects.get(pk=question_id)
-    question.status = Question.Status.GENERATING
+    question = _enter_stage(question_id, Question.Status.GENERATING)
     question.answer_text = ""
-    question.save(update_fields=["status", "answer_text", "updated_at"])
+    question.save(update_fields=["answer_text", "updated_at"])
     pipeline = _pipeline(question)
     started = time.perf_counter()
     context = generation_context(question, pipeline)
@@ -145,9 +149,7 @@ def question_generate(*, question_id: int) -> None:
 
 
 def question_verify(*, question_id: int) -> None:
-    question = Question.objects.get(pk=question_id)
-    question.status = Question.Status.VERIFYING
-    question.save(update_fields=["status", "updated_at"])
+    question = _enter_stage(question_id, Question.Status.VERIFYING)
     pipeline = _pipeline(question)
     started = time.perf_counter()
     judge = LlmJudge(llm_for(pipeline))

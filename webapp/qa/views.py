@@ -27,22 +27,21 @@ def ask(request: HttpRequest) -> HttpResponse:
     return render(request, "qa/ask.html", context, status=400 if error else 200)
 
 
-@require_GET
-def question_page(request: HttpRequest, question_id: int) -> HttpResponse:
+def _question_or_404(question_id: int) -> Question:
     try:
-        question = selectors.question_get(question_id=question_id)
+        return selectors.question_get(question_id=question_id)
     except Question.DoesNotExist as exc:
         raise Http404("No such question") from exc
-    return render(request, "qa/question.html", {"question": question})
+
+
+@require_GET
+def question_page(request: HttpRequest, question_id: int) -> HttpResponse:
+    return render(request, "qa/question.html", {"question": _question_or_404(question_id)})
 
 
 @require_GET
 def question_json(request: HttpRequest, question_id: int) -> JsonResponse:
-    try:
-        question = selectors.question_get(question_id=question_id)
-    except Question.DoesNotExist as exc:
-        raise Http404("No such question") from exc
-    return JsonResponse(selectors.question_payload(question))
+    return JsonResponse(selectors.question_payload(_question_or_404(question_id)))
 
 
 @require_GET
