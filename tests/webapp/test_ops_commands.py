@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import socket
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from pytest_django.fixtures import Settings
 
-from webapp.ops.stack import services
+from webapp.ops.stack import Stack, services
 
 pytestmark = pytest.mark.django_db
 
@@ -50,3 +51,15 @@ def test_the_stack_starts_a_local_llm_server_only_for_a_local_url(tmp_path: Path
 def test_ingest_refuses_a_missing_path() -> None:
     with pytest.raises(CommandError, match="does-not-exist"):
         call_command("ingest", "/does-not-exist.xml")
+
+
+def test_the_stack_refuses_to_start_on_a_port_another_process_holds(tmp_path: Path) -> None:
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        web = [s for s in services(host="127.0.0.1", port=port, llm_base_url="http://vllm:8000/v1", llm_model="m",
+                                   model_cache=tmp_path) if s.name == "web"]  # fmt: skip
+        with pytest.raises(RuntimeError, match=f"127.0.0.1:{port} is already in use"):
+            Stack(tmp_path).start(web)
+    assert not (tmp_path / "run" / "web.pid").exists()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -24,6 +25,8 @@ class Service:
     argv: list[str]
     ready: Callable[[Path], bool]  # given the log path, whether the service is up
     ready_timeout: float
+    # Where it listens: checked free before starting, or a server already there would pass the readiness check.
+    listens_on: tuple[str, int] | None = None
 
 
 def http_ok(url: str) -> Callable[[Path], bool]:
@@ -42,6 +45,16 @@ def log_says(text: str) -> Callable[[Path], bool]:
         return log.exists() and text in log.read_text(errors="replace")
 
     return check
+
+
+def port_in_use(host: str, port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
 
 
 def is_local(url: str) -> bool:
@@ -71,6 +84,7 @@ def services(*, host: str, port: int, llm_base_url: str, llm_model: str, model_c
                 ],
                 ready=http_ok(f"{llm_base_url.rstrip('/')}/models"),
                 ready_timeout=300,
+                listens_on=(llm.hostname or "127.0.0.1", llm.port or 80),
             )
         )
     planned.append(
@@ -113,6 +127,7 @@ def services(*, host: str, port: int, llm_base_url: str, llm_model: str, model_c
             ],
             ready=http_ok(f"http://{host}:{port}/"),
             ready_timeout=60,
+            listens_on=(host, port),
         )
     )
     return planned
@@ -138,6 +153,12 @@ class Stack:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for service in planned:
+            if service.listens_on and port_in_use(*service.listens_on):
+                host, port = service.listens_on
+                raise RuntimeError(
+                    f"{service.name}: {host}:{port} is already in use by another process; stop it or choose "
+                    "another port (make run PORT=..., VERIMED_LLM_BASE_URL=...)"
+                )
             log = self.log_dir / f"{service.name}.log"
             with log.open("w") as stream:
                 process = subprocess.Popen(
