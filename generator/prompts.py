@@ -41,13 +41,21 @@ ABSTRACT_BLOCK = "abstract_id: PUBMED:{pmid}\ntitle: {title}\nabstract: {abstrac
 CANNOT_ANSWER = "The indexed literature does not answer this question: no relevant abstracts were found."
 
 JUDGE_SYSTEM = """\
-You check whether evidence from a scientific abstract supports a claim. Reply with exactly one word:
-SUPPORT if the evidence states or directly implies the claim,
-CONTRADICT if the evidence states the opposite of the claim or a different result,
-NO_EVIDENCE if the evidence does not say whether the claim is true."""
+You check whether evidence sentences from a scientific abstract support a claim. Reply with exactly one word:
+SUPPORT if the evidence states the claim or directly implies it,
+CONTRADICT only if the evidence explicitly states the opposite of the claim or a clearly different result,
+NO_EVIDENCE if the evidence is about the topic but does not establish whether the claim is true.
+Being on the same topic is not support, and not contradiction either."""
 
-# Few-shot pairs: without them a small model almost never answers CONTRADICT (measured in the field notes).
+# Few-shot pairs: without them a small model almost never answers CONTRADICT (field notes). With them the 1.5B
+# model over-answers CONTRADICT and is near chance on SciFact dev (benchmarks/judge_scifact.py: macro-F1 0.27 on
+# 90 balanced pairs, whatever the order of these examples); the trained verifier of its own issue replaces it.
 JUDGE_EXAMPLES: tuple[tuple[str, str, str], ...] = (
+    (
+        "Vitamin C supplementation prevents the common cold.",
+        "Regular vitamin C supplementation did not reduce the incidence of colds in the general population.",
+        "CONTRADICT",
+    ),
     (
         "Aspirin reduces the risk of a second heart attack.",
         "In patients with a previous myocardial infarction, low-dose aspirin lowered the rate of recurrent "
@@ -55,19 +63,20 @@ JUDGE_EXAMPLES: tuple[tuple[str, str, str], ...] = (
         "SUPPORT",
     ),
     (
-        "Vitamin C supplementation prevents the common cold.",
-        "Regular vitamin C supplementation did not reduce the incidence of colds in the general population.",
-        "CONTRADICT",
-    ),
-    (
         "Statins lower the risk of dementia.",
         "Statins reduced LDL cholesterol by 40% and were well tolerated over five years.",
         "NO_EVIDENCE",
     ),
     (
-        "Several patients developed lactic acidosis on metformin.",
-        "No cases of lactic acidosis occurred during the trial.",
-        "CONTRADICT",
+        "BRCA1 mutations increase the risk of ovarian cancer.",
+        "Carriers of BRCA1 mutations had a cumulative ovarian cancer risk of 40% by age 70, against 1.3% in the "
+        "general population.",
+        "SUPPORT",
+    ),
+    (
+        "Metformin use is associated with lower cancer mortality.",
+        "Metformin is the first-line drug for type 2 diabetes and acts mainly by reducing hepatic glucose output.",
+        "NO_EVIDENCE",
     ),
 )
 

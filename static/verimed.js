@@ -133,6 +133,9 @@
       answerEl.textContent = data.answer; // raw tokens as they stream in
     }
     renderSources(data);
+    document.getElementById("verified-by").textContent = data.models.verifier
+      ? "Verdicts by " + data.models.verifier + "; answer by " + data.models.generator + "."
+      : "";
     document.getElementById("timings").textContent = JSON.stringify(
       { timings_ms: data.timings_ms, models: data.models }, null, 2);
     if (data.status !== "done" && data.status !== "failed") setTimeout(poll, 400);
