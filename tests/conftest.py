@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -11,6 +12,15 @@ import pytest
 from django.conf import settings
 
 from tests.support import REPO, TEST_LLM_MODEL, free_port, shared_data_dir, wait_for_http
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Remove the throw-away folder the test settings created for the database and the indexes."""
+    from webapp.corpus import engines
+
+    engines.release_engines()
+    if getattr(settings, "TEST_VAR_DIR", ""):
+        shutil.rmtree(settings.TEST_VAR_DIR, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

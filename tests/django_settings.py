@@ -8,7 +8,10 @@ from pathlib import Path
 
 _REPO = Path(__file__).resolve().parent.parent
 # Tests must never touch the developer's own database or index (and a running worker holds that index open).
-os.environ.setdefault("VERIMED_VAR_DIR", tempfile.mkdtemp(prefix="verimed-test-"))
+if "VERIMED_VAR_DIR" not in os.environ:
+    os.environ["VERIMED_VAR_DIR"] = TEST_VAR_DIR = tempfile.mkdtemp(prefix="verimed-test-")
+else:
+    TEST_VAR_DIR = ""  # given by the caller: theirs to keep
 # The joined model file is large and identical for every run: share the cache `make run` uses.
 os.environ.setdefault("VERIMED_MODEL_CACHE", str(_REPO / "var" / "models"))
 # Playwright's sync API runs an event loop in the test thread; our tests never touch the ORM while it runs.
