@@ -28,10 +28,11 @@ def claims_from_answer(answer: str) -> list[Claim]:
     for span in split_sentences(answer):
         ids = cited_ids(span.text)
         display = strip_citations(span.text)
-        if ids and not display.strip(" .;,") and not claims:
+        citation_only = bool(ids) and not display.strip(" .;,")
+        if citation_only and not claims:
             leading += tuple(ids)
             continue
-        if claims and ids and not display.strip(" .;,"):
+        if citation_only:
             previous = claims[-1]
             merged = tuple(dict.fromkeys(previous.citations + tuple(ids)))
             claims[-1] = Claim(

@@ -30,9 +30,7 @@ class Judgement:
 def parse_label(reply: str) -> str:
     """The first label word in the reply; an unparseable reply is NO_EVIDENCE (never a false SUPPORT)."""
     match = _LABEL.search(reply)
-    if _NEGATED.search(reply) and (not match or match.group(0).upper() == "SUPPORT"):
-        return "NO_EVIDENCE"
-    if not match:
+    if not match or (match.group(0).upper() == "SUPPORT" and _NEGATED.search(reply)):
         return "NO_EVIDENCE"
     word = match.group(0).upper().replace(" ", "_")
     return "CONTRADICT" if word == "REFUTE" else word

@@ -38,7 +38,8 @@ def _run_stage(task: Task, stage: Callable[..., None], question_id: int) -> int:
     return question_id
 
 
-_TASK_OPTIONS: dict[str, Any] = {"bind": True, "max_retries": MAX_RETRIES, "acks_late": True}
+# acks_late comes from CELERY_TASK_ACKS_LATE: every stage rewrites its own rows, so a redelivery is harmless.
+_TASK_OPTIONS: dict[str, Any] = {"bind": True, "max_retries": MAX_RETRIES}
 
 
 @shared_task(name="qa.question_retrieve", **_TASK_OPTIONS)
