@@ -1,10 +1,17 @@
-"""Building the answer prompt from retrieved abstracts."""
+"""Building the answer prompt from retrieved abstracts, in one of two styles.
+
+`chat`: system and user messages with one worked example turn, for general instruct models such as the embedded
+Qwen (small models copy a demonstrated format far more reliably than a described one).
+`verifai`: the plain-text prompt the fine-tuned VerifAI model was trained on, sent as a completion.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
+from generator.llm import Message
 from generator.prompts import (
     ABSTRACT_BLOCK,
     ANSWER_SYSTEM,
@@ -12,7 +19,14 @@ from generator.prompts import (
     EXAMPLE_ABSTRACTS,
     EXAMPLE_ANSWER,
     EXAMPLE_QUESTION,
+    VERIFAI_ABSTRACT_BLOCK,
+    VERIFAI_PROMPT,
 )
+
+PromptStyle = Literal["chat", "verifai"]
+PROMPT_STYLES: tuple[PromptStyle, ...] = ("chat", "verifai")
+# Tokens a chat template adds around each message (role header and end marker): chatml uses 5, Mistral's 4-6.
+CHAT_TOKENS_PER_MESSAGE = 8
 
 
 @dataclass(frozen=True)
@@ -22,16 +36,47 @@ class ContextAbstract:
     abstract: str
 
 
-def _clip(text: str, limit: int) -> str:
+@dataclass(frozen=True)
+class AnswerPrompt:
+    style: PromptStyle
+    messages: tuple[Message, ...] = ()  # the chat style
+    text: str = ""  # the verifai style: one completion prompt
+
+    def countable_text(self) -> str:
+        """Everything the model reads, for counting tokens (chat template tokens are added by the caller)."""
+        if self.style == "verifai":
+            return self.text
+        return "\n".join(message["content"] for message in self.messages)
+
+    @property
+    def template_overhead_tokens(self) -> int:
+        return CHAT_TOKENS_PER_MESSAGE * len(self.messages)
+
+
+def clip_text(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     cut = text[:limit].rsplit(" ", 1)[0]
     return f"{cut} ..."
 
 
-def answer_messages(
-    question: str, abstracts: Sequence[ContextAbstract], *, abstract_chars: int
-) -> list[dict[str, str]]:
+def answer_prompt(
+    style: PromptStyle, question: str, abstracts: Sequence[ContextAbstract], *, abstract_chars: int
+) -> AnswerPrompt:
+    if style == "verifai":
+        blocks = "".join(
+            VERIFAI_ABSTRACT_BLOCK.format(
+                pmid=item.pmid, title=item.title, abstract=clip_text(item.abstract, abstract_chars)
+            )
+            for item in abstracts
+        )
+        return AnswerPrompt(style=style, text=VERIFAI_PROMPT.format(question=question, abstracts=blocks))
+    return AnswerPrompt(
+        style=style, messages=tuple(answer_messages(question, abstracts, abstract_chars=abstract_chars))
+    )
+
+
+def answer_messages(question: str, abstracts: Sequence[ContextAbstract], *, abstract_chars: int) -> list[Message]:
     example = [ContextAbstract(pmid, title, abstract) for pmid, title, abstract in EXAMPLE_ABSTRACTS]
     return [
         {"role": "system", "content": ANSWER_SYSTEM},
@@ -43,7 +88,7 @@ def answer_messages(
 
 def _user_turn(question: str, abstracts: Sequence[ContextAbstract], *, abstract_chars: int) -> str:
     blocks = "\n\n".join(
-        ABSTRACT_BLOCK.format(pmid=item.pmid, title=item.title, abstract=_clip(item.abstract, abstract_chars))
+        ABSTRACT_BLOCK.format(pmid=item.pmid, title=item.title, abstract=clip_text(item.abstract, abstract_chars))
         for item in abstracts
     )
     return ANSWER_USER.format(abstracts=blocks, question=question)

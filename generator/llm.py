@@ -1,18 +1,27 @@
-"""An OpenAI-compatible chat client: the same code talks to llama.cpp's server here and to vLLM in production."""
+"""An OpenAI-compatible client: the same code talks to llama.cpp's server here and to vLLM in production.
+
+Two request shapes: chat messages (general instruct models, with their chat template applied by the server) and
+a raw completion prompt (the fine-tuned VerifAI model, trained on a plain-text prompt without a chat template).
+Streams are generators that close their HTTP response when the caller stops iterating, which is how a cancelled
+answer stops the server's generation: both llama.cpp's server and vLLM abort a request whose client went away.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
+import httpx
 import openai
+from openai.types import Completion
 from openai.types.chat import ChatCompletionChunk
 
 from generator.errors import LLMResponseError, LLMUnavailableError
 
 Message = dict[str, str]
+ServerKind = Literal["llama.cpp", "vllm"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +31,15 @@ class LLMSettings:
     api_key: str = "not-needed"
     timeout_seconds: float = 300.0
     max_retries: int = 2
+    # The two servers name a few sampling options and their tokenizer endpoint differently.
+    server_kind: ServerKind = "llama.cpp"
+
+
+@dataclass(frozen=True)
+class SamplingOptions:
+    max_tokens: int
+    temperature: float = 0.0
+    repetition_penalty: float = 1.0
 
 
 class OpenAICompatibleLLM:
@@ -38,22 +56,43 @@ class OpenAICompatibleLLM:
     def model_id(self) -> str:
         return self.settings.model
 
-    def stream_chat(
-        self, messages: list[Message], *, max_tokens: int, temperature: float, **extra: Any
-    ) -> Iterator[str]:
-        """Yield text deltas as the server emits them."""
+    def _extra_body(self, options: SamplingOptions) -> dict[str, Any] | None:
+        if options.repetition_penalty == 1.0:
+            return None
+        key = "repeat_penalty" if self.settings.server_kind == "llama.cpp" else "repetition_penalty"
+        return {key: options.repetition_penalty}
+
+    def stream_chat(self, messages: list[Message], options: SamplingOptions) -> Iterator[str]:
+        """Yield text deltas as the server emits them; closing the generator closes the connection."""
         with _translated_errors(self.settings.base_url):
             stream = self._client.chat.completions.create(
                 model=self.settings.model,
                 messages=messages,  # type: ignore[arg-type]
-                max_tokens=max_tokens,
-                temperature=temperature,
+                max_tokens=options.max_tokens,
+                temperature=options.temperature,
                 stream=True,
-                extra_body=extra or None,
+                extra_body=self._extra_body(options),
             )
-            for chunk in cast("Iterator[ChatCompletionChunk]", stream):
-                if chunk.choices and chunk.choices[0].delta.content:
-                    yield chunk.choices[0].delta.content
+            with cast("openai.Stream[ChatCompletionChunk]", stream):
+                for chunk in cast("Iterator[ChatCompletionChunk]", stream):
+                    if chunk.choices and chunk.choices[0].delta.content:
+                        yield chunk.choices[0].delta.content
+
+    def stream_completion(self, prompt: str, options: SamplingOptions) -> Iterator[str]:
+        """Yield text deltas of a plain completion; closing the generator closes the connection."""
+        with _translated_errors(self.settings.base_url):
+            stream = self._client.completions.create(
+                model=self.settings.model,
+                prompt=prompt,
+                max_tokens=options.max_tokens,
+                temperature=options.temperature,
+                stream=True,
+                extra_body=self._extra_body(options),
+            )
+            with stream:
+                for chunk in cast("Iterator[Completion]", stream):
+                    if chunk.choices and chunk.choices[0].text:
+                        yield chunk.choices[0].text
 
     def complete_chat(self, messages: list[Message], *, max_tokens: int, temperature: float = 0.0) -> str:
         with _translated_errors(self.settings.base_url):
@@ -66,12 +105,50 @@ class OpenAICompatibleLLM:
         return response.choices[0].message.content or ""
 
 
+class ServerTokenCounter:
+    """Counts tokens with the serving model's own tokenizer, through the server's tokenize endpoint.
+
+    Counting with another tokenizer (tiktoken, a word count) misjudges a 7B Mistral or a Qwen prompt by 10-30%,
+    enough to overflow the context window or to waste a tenth of it.
+    """
+
+    def __init__(self, settings: LLMSettings) -> None:
+        self.settings = settings
+        root = settings.base_url.rstrip("/").removesuffix("/v1")
+        # vLLM: POST /tokenize {"model", "prompt"} -> {"count"}; llama-cpp-python: POST /extras/tokenize/count.
+        self._url = f"{root}/tokenize" if settings.server_kind == "vllm" else f"{root}/extras/tokenize/count"
+        self._client = httpx.Client(timeout=settings.timeout_seconds)
+        self._cache: dict[str, int] = {}
+
+    def count(self, text: str) -> int:
+        if text in self._cache:
+            return self._cache[text]
+        if self.settings.server_kind == "vllm":
+            body: dict[str, Any] = {"model": self.settings.model, "prompt": text, "add_special_tokens": False}
+        else:
+            body = {"input": text}
+        try:
+            response = self._client.post(self._url, json=body)
+        except httpx.HTTPError as exc:
+            raise LLMUnavailableError(f"the tokenizer endpoint {self._url} is unreachable: {exc}") from exc
+        if response.status_code >= 500:
+            raise LLMUnavailableError(f"the tokenizer endpoint {self._url} failed ({response.status_code})")
+        if response.status_code != 200:
+            raise LLMResponseError(
+                f"the tokenizer endpoint {self._url} refused the request ({response.status_code}): "
+                f"{response.text[:300]}"
+            )
+        count = int(response.json()["count"])
+        self._cache[text] = count
+        return count
+
+
 @contextmanager
 def _translated_errors(base_url: str) -> Iterator[None]:
     """Map the client's exceptions to ours, keeping whether a retry can help."""
     try:
         yield
-    except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+    except (openai.APIConnectionError, openai.APITimeoutError, httpx.TransportError) as exc:
         raise LLMUnavailableError(f"the language model server at {base_url} is unreachable: {exc}") from exc
     except openai.APIStatusError as exc:
         if exc.status_code >= 500 or exc.status_code == 429:

@@ -38,6 +38,26 @@ EXAMPLE_ANSWER = (
 
 ABSTRACT_BLOCK = "abstract_id: PUBMED:{pmid}\ntitle: {title}\nabstract: {abstract}"
 
+# The `verifai` style: the exact plain-text prompt the fine-tuned VerifAI model
+# (BojanaBas/Mistral-7B-Instruct-v0.2-pqa-10) was trained on, sent as a completion without a chat template.
+# Its instruction is the question followed by the abstracts, each as `abstract_id: PUBMED:<pmid>` and its text.
+VERIFAI_PROMPT = """\
+Respond to the Instruction using only the information provided in the relevant abstracts in ```Abstracts``` below.
+
+Instruction: {question}
+
+Abstracts:
+```{abstracts}```
+
+Answer:"""
+VERIFAI_ABSTRACT_BLOCK = "abstract_id: PUBMED:{pmid}\n{title}\n{abstract}\n\n"
+
+# The stance of an answer, for measuring answers against PubMedQA's yes / no / maybe labels.
+STANCE_SYSTEM = """\
+You read a question and an answer written from the literature. Reply with exactly one word: yes if the answer \
+says the answer to the question is yes, no if it says no, maybe if it is uncertain, mixed or does not say."""
+STANCE_USER = "Question: {question}\nAnswer: {answer}\nStance (yes, no or maybe):"
+
 CANNOT_ANSWER = "The indexed literature does not answer this question: no relevant abstracts were found."
 
 JUDGE_SYSTEM = """\

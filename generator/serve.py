@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
+import subprocess
 import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from generator.model_files import MODELS, assemble
@@ -30,6 +36,47 @@ def server_argv(*, model_path: Path, alias: str, host: str, port: int, n_ctx: in
         "--n_threads_batch", str(threads),
         "--n_batch", "512",
     ]  # fmt: skip
+
+
+@contextmanager
+def served_model(model: str, *, cache: Path, n_ctx: int = 8192, log_path: Path | None = None) -> Iterator[str]:
+    """Serve `model` on a free loopback port for the duration of the block; yields its OpenAI base URL."""
+    assemble(model, cache)  # here, so that a missing model fails with its own error rather than a dead server
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    log = log_path.open("w") if log_path else subprocess.DEVNULL
+    process = subprocess.Popen(
+        [sys.executable, "-m", "generator.serve", "--model", model, "--port", str(port), "--cache", str(cache),
+         "--n-ctx", str(n_ctx)],
+        stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        _wait_until_serving(f"{base_url}/models", process, timeout=600)
+        yield base_url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        if log_path:
+            log.close()  # type: ignore[union-attr]
+
+
+def _wait_until_serving(url: str, process: subprocess.Popen[bytes], *, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the model server exited with {process.returncode} before serving {url}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"the model server did not answer at {url} within {timeout:.0f} s")
 
 
 def main(argv: list[str] | None = None) -> None:

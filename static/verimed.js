@@ -17,6 +17,7 @@
     verifying: "Verifying each sentence against the abstracts it cites…",
     done: "Done.",
     failed: "Failed.",
+    cancelled: "Stopped at your request.",
   };
   const VERDICT_TEXT = {
     SUPPORT: ["✔", "Supported"],
@@ -45,7 +46,8 @@
 
   function renderSentences(data) {
     answerEl.replaceChildren();
-    const retrieved = new Set(data.retrieved.map((doc) => doc.pmid));
+    // Only abstracts the model was shown can be cited and linked.
+    const retrieved = new Set(data.context && data.context.given ? data.context.given : data.retrieved.map((doc) => doc.pmid));
     data.sentences.forEach((sentence, index) => {
       const [icon, label] = VERDICT_TEXT[sentence.verdict] || ["", sentence.verdict];
       const span = el("span", "sentence verdict-" + sentence.verdict);
@@ -67,7 +69,7 @@
           chip.addEventListener("click", () => openAbstract(pmid, verdict.evidence_sentences));
           span.append(" ", chip);
         } else {
-          span.append(" ", el("span", "chip chip-unlinked", "PUBMED:" + pmid + " (not retrieved)"));
+          span.append(" ", el("span", "chip chip-unlinked", "PUBMED:" + pmid + " (not a given abstract)"));
         }
       });
       answerEl.append(span, " ");
@@ -113,6 +115,34 @@
 
   dialog.querySelector(".close").addEventListener("click", () => dialog.close());
 
+  // The stop button works as a plain form; with JavaScript it posts in the background and the poll shows the rest.
+  const cancelForm = document.getElementById("cancel-form");
+  if (cancelForm) {
+    cancelForm.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const button = document.getElementById("cancel-button");
+      button.disabled = true;
+      button.textContent = "Stopping…";
+      await fetch(cancelForm.action, {
+        method: "POST",
+        body: new FormData(cancelForm),
+        headers: { Accept: "application/json" },
+      });
+    });
+  }
+
+  function renderCitationNotes(data) {
+    const notes = document.getElementById("citation-notes");
+    notes.replaceChildren();
+    (data.citation_notes || []).forEach((note) => {
+      const text = note.how === "repaired"
+        ? "The model wrote " + note.written + "; it was read as PUBMED:" + note.pmid +
+          ", the one given abstract within two digits of it."
+        : "The model wrote " + note.written + ", which is not one of the abstracts it was given: not linked.";
+      notes.append(el("li", "citation-note citation-" + note.how, text));
+    });
+  }
+
   async function poll() {
     let data;
     try {
@@ -133,12 +163,16 @@
       answerEl.textContent = data.answer; // raw tokens as they stream in
     }
     renderSources(data);
+    renderCitationNotes(data);
+    if (cancelForm && (data.status === "done" || data.status === "failed" || data.status === "cancelled")) {
+      cancelForm.hidden = true;
+    }
     document.getElementById("verified-by").textContent = data.models.verifier
       ? "Verdicts by " + data.models.verifier + "; answer by " + data.models.generator + "."
       : "";
     document.getElementById("timings").textContent = JSON.stringify(
       { timings_ms: data.timings_ms, models: data.models }, null, 2);
-    if (data.status !== "done" && data.status !== "failed") setTimeout(poll, 400);
+    if (!["done", "failed", "cancelled"].includes(data.status)) setTimeout(poll, 400);
   }
   poll();
 })();

@@ -46,3 +46,16 @@ def test_entry_points_exist(compose: dict[str, Any]) -> None:
     assert compose["services"]["web"]["ports"] == ["8000:8000"]
     for name in ("postgres", "redis", "vllm", "web"):
         assert "healthcheck" in compose["services"][name], f"{name} has no healthcheck"
+
+
+def test_the_app_talks_to_vllm_in_the_fine_tuned_models_own_format(compose: dict[str, Any]) -> None:
+    environment = compose["services"]["web"]["environment"]
+    command = compose["services"]["vllm"]["command"]
+
+    assert environment["VERIMED_LLM_SERVER_KIND"] == "vllm"
+    assert environment["VERIMED_PROMPT_STYLE"] == "verifai"
+    window = int(re.search(r"--max-model-len (\d+)", command).group(1))  # type: ignore[union-attr]
+    assert int(environment["VERIMED_LLM_CONTEXT_TOKENS"]) == window
+    assert int(environment["VERIMED_LLM_MAX_TOKENS"]) == 1225
+    assert "--enable-lora" in command
+    assert "mistralai/Mistral-7B-Instruct-v0.2" in command

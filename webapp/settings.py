@@ -135,4 +135,14 @@ VERIMED_LLM_BASE_URL = env.str("VERIMED_LLM_BASE_URL", default="http://127.0.0.1
 VERIMED_LLM_MODEL = env.str("VERIMED_LLM_MODEL", default="qwen2.5-coder-1.5b-instruct")
 VERIMED_LLM_API_KEY = env.str("VERIMED_LLM_API_KEY", default="not-needed")
 VERIMED_LLM_TIMEOUT_SECONDS = env.float("VERIMED_LLM_TIMEOUT_SECONDS", default=300.0)
+VERIMED_LLM_MAX_RETRIES = env.int("VERIMED_LLM_MAX_RETRIES", default=2)
+# "llama.cpp" or "vllm": the two servers name the repetition penalty and their tokenizer endpoint differently.
+VERIMED_LLM_SERVER_KIND = env.str("VERIMED_LLM_SERVER_KIND", default="llama.cpp")
+# The serving model's context window in tokens (`--n_ctx` of generator.serve; vLLM's --max-model-len).
+VERIMED_LLM_CONTEXT_TOKENS = env.int("VERIMED_LLM_CONTEXT_TOKENS", default=8192)
+# "chat" (system + user messages with a worked example) or "verifai" (the fine-tuned VerifAI model's prompt).
+VERIMED_PROMPT_STYLE = env.str("VERIMED_PROMPT_STYLE", default="chat")
+VERIMED_LLM_MAX_TOKENS = env.int("VERIMED_LLM_MAX_TOKENS", default=1225)
+VERIMED_LLM_TEMPERATURE = env.float("VERIMED_LLM_TEMPERATURE", default=0.0)
+VERIMED_LLM_REPETITION_PENALTY = env.float("VERIMED_LLM_REPETITION_PENALTY", default=1.1)
 VERIMED_MAX_QUESTION_CHARS = 2000

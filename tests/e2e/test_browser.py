@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -95,3 +97,38 @@ def test_hostile_question_text_is_shown_inert(stack: RunningStack, page: Page) -
     page.wait_for_timeout(1500)
     assert alerts == []
     assert page.locator("#question-view img").count() == 0
+
+
+WATCH_FIRST_TEXT = """() => {
+  const answer = document.getElementById("answer");
+  window.firstTextAt = null;
+  new MutationObserver(() => {
+    if (window.firstTextAt === null && answer.textContent.trim()) window.firstTextAt = Date.now();
+  }).observe(answer, { childList: true, subtree: true, characterData: true });
+}"""
+
+
+def test_tokens_reach_the_page_within_a_second_and_stop_ends_the_answer(stack: RunningStack, page: Page) -> None:
+    page.goto(stack.url + "/")
+    page.get_by_label("Your biomedical question").fill(QUESTIONS[0] + " Explain in detail.")
+    page.get_by_role("button", name="Ask").click()
+    page.wait_for_selector("#question-view")
+    page.evaluate(WATCH_FIRST_TEXT)
+    expect(page.locator("#answer")).not_to_be_empty(timeout=240_000)
+
+    # The worker stamps the moment it wrote the first token; the page notes when it showed it (same clock).
+    payload = page.request.get(page.locator("#question-view").get_attribute("data-json-url") or "").json()
+    shown_at_ms = page.evaluate("() => window.firstTextAt")
+    written_at_ms = datetime.fromisoformat(payload["first_token_at"]).timestamp() * 1000
+    lag_ms = shown_at_ms - written_at_ms
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "stream-lag.json").write_text(json.dumps({"first_token_lag_ms": round(lag_ms)}))
+    assert -50 < lag_ms < 1500, f"the first token reached the page {lag_ms:.0f} ms after the worker wrote it"
+
+    page.get_by_role("button", name="Stop").click()
+    view = page.locator("#question-view")
+    expect(view).to_have_attribute("data-status", "cancelled", timeout=10_000)
+    expect(page.locator("#status-line")).to_contain_text("Stopped")
+    expect(page.get_by_role("button", name="Stop")).to_be_hidden()
+    expect(page.locator("#answer")).not_to_be_empty()  # the words written so far stay
+    _shot(page, "04-stopped")

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from generator.answer import ContextAbstract, answer_messages
+from generator.answer import CHAT_TOKENS_PER_MESSAGE, ContextAbstract, answer_messages, answer_prompt
 from generator.prompts import ANSWER_SYSTEM, EXAMPLE_ABSTRACTS, EXAMPLE_ANSWER, EXAMPLE_QUESTION
 
 QUESTION = "Does warfarin prevent stroke in atrial fibrillation?"
@@ -113,3 +113,36 @@ def _question_then_format_reminder(user_turn: str, question: str) -> bool:
     """The turn ends with the question, then one line restating the citation format."""
     head, _, reminder = user_turn.rpartition("\n")
     return head.endswith(f"Question: {question}") and "(PUBMED:" in reminder
+
+
+# The verifai style: VerifAI's fine-tuned model's own plain-text prompt
+
+
+def test_verifai_prompt_is_the_fine_tuned_models_exact_format() -> None:
+    prompt = answer_prompt("verifai", QUESTION, ABSTRACTS, abstract_chars=2000)
+
+    assert prompt.messages == ()
+    assert prompt.text.startswith(
+        "Respond to the Instruction using only the information provided in the relevant abstracts in "
+        "```Abstracts``` below.\n\nInstruction: " + QUESTION + "\n\nAbstracts:\n```abstract_id: PUBMED:1003\n"
+    )
+    assert prompt.text.endswith("```\n\nAnswer:")
+    assert prompt.countable_text() == prompt.text
+    assert prompt.template_overhead_tokens == 0
+
+
+def test_verifai_prompt_lists_every_abstract_in_rank_order_with_title_and_text() -> None:
+    text = answer_prompt("verifai", QUESTION, ABSTRACTS, abstract_chars=2000).text
+
+    positions = [text.index(f"abstract_id: PUBMED:{item.pmid}\n{item.title}\n{item.abstract}\n") for item in ABSTRACTS]
+    assert positions == sorted(positions)
+
+
+def test_chat_style_prompt_carries_the_messages() -> None:
+    prompt = answer_prompt("chat", QUESTION, ABSTRACTS, abstract_chars=2000)
+
+    assert list(prompt.messages) == messages()
+    assert prompt.text == ""
+    assert prompt.template_overhead_tokens == 4 * CHAT_TOKENS_PER_MESSAGE
+    assert QUESTION in prompt.countable_text()
+    assert ANSWER_SYSTEM in prompt.countable_text()

@@ -1,16 +1,18 @@
-"""Tests for the OpenAI-compatible chat client: error mapping, and streaming against the real llama.cpp server."""
+"""Tests for the OpenAI-compatible client: error mapping, and streaming, tokenizing and cancelling against the real
+llama.cpp server."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from generator.errors import GenerationError, LLMResponseError, LLMUnavailableError
-from generator.llm import LLMSettings, Message, OpenAICompatibleLLM
+from generator.llm import LLMSettings, Message, OpenAICompatibleLLM, SamplingOptions, ServerTokenCounter
 from tests.support import TEST_LLM_MODEL, free_port
 
 QUESTION: list[Message] = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
@@ -31,7 +33,7 @@ def test_model_id_is_the_configured_model_name() -> None:
 
 def test_stream_chat_to_a_closed_port_raises_a_transient_error_when_iterated() -> None:
     llm, base_url = unreachable_client()
-    stream = llm.stream_chat(QUESTION, max_tokens=5, temperature=0.0)  # nothing is sent before iteration
+    stream = llm.stream_chat(QUESTION, SamplingOptions(max_tokens=5))  # nothing is sent before iteration
 
     with pytest.raises(LLMUnavailableError) as raised:
         list(stream)
@@ -93,7 +95,7 @@ def test_server_failures_and_rate_limits_are_transient(status_server: ThreadingH
     assert raised.value.transient is True
 
     with pytest.raises(LLMUnavailableError, match=str(status)):
-        list(llm.stream_chat(QUESTION, max_tokens=5, temperature=0.0))
+        list(llm.stream_chat(QUESTION, SamplingOptions(max_tokens=5)))
 
 
 @pytest.mark.parametrize("status", [400, 401, 404, 422])
@@ -105,7 +107,7 @@ def test_refused_requests_are_not_transient(status_server: ThreadingHTTPServer, 
     assert raised.value.transient is False
 
     with pytest.raises(LLMResponseError, match=str(status)):
-        list(llm.stream_chat(QUESTION, max_tokens=5, temperature=0.0))
+        list(llm.stream_chat(QUESTION, SamplingOptions(max_tokens=5)))
 
 
 # Against the real model server
@@ -117,7 +119,7 @@ def llm(llm_base_url: str) -> OpenAICompatibleLLM:
 
 
 def test_stream_chat_yields_several_deltas_that_join_into_a_reply(llm: OpenAICompatibleLLM) -> None:
-    deltas = list(llm.stream_chat(LONGER_QUESTION, max_tokens=20, temperature=0.0))
+    deltas = list(llm.stream_chat(LONGER_QUESTION, SamplingOptions(max_tokens=20)))
 
     assert len(deltas) >= 3
     assert all(isinstance(delta, str) for delta in deltas)
@@ -128,8 +130,8 @@ def test_stream_chat_yields_several_deltas_that_join_into_a_reply(llm: OpenAICom
 
 
 def test_stream_chat_is_deterministic_at_temperature_zero(llm: OpenAICompatibleLLM) -> None:
-    first = "".join(llm.stream_chat(LONGER_QUESTION, max_tokens=10, temperature=0.0))
-    second = "".join(llm.stream_chat(LONGER_QUESTION, max_tokens=10, temperature=0.0))
+    first = "".join(llm.stream_chat(LONGER_QUESTION, SamplingOptions(max_tokens=10)))
+    second = "".join(llm.stream_chat(LONGER_QUESTION, SamplingOptions(max_tokens=10)))
 
     assert first == second
 
@@ -162,3 +164,60 @@ def test_a_timeout_against_the_real_server_is_transient(llm_base_url: str) -> No
         llm.complete_chat(QUESTION, max_tokens=200)
 
     assert raised.value.transient is True
+
+
+def test_stream_completion_streams_a_plain_prompt(llm: OpenAICompatibleLLM) -> None:
+    deltas = list(llm.stream_completion("The three primary colours are red,", SamplingOptions(max_tokens=12)))
+
+    assert len(deltas) >= 3
+    assert "".join(deltas).strip()
+
+
+def test_repetition_penalty_is_accepted_by_the_server(llm: OpenAICompatibleLLM) -> None:
+    reply = "".join(llm.stream_chat(LONGER_QUESTION, SamplingOptions(max_tokens=10, repetition_penalty=1.1)))
+
+    assert reply.strip()
+
+
+def test_the_penalty_takes_each_servers_own_name() -> None:
+    llama = OpenAICompatibleLLM(LLMSettings(base_url="http://127.0.0.1:9/v1", model="m", server_kind="llama.cpp"))
+    vllm = OpenAICompatibleLLM(LLMSettings(base_url="http://127.0.0.1:9/v1", model="m", server_kind="vllm"))
+    options = SamplingOptions(max_tokens=5, repetition_penalty=1.1)
+
+    assert llama._extra_body(options) == {"repeat_penalty": 1.1}
+    assert vllm._extra_body(options) == {"repetition_penalty": 1.1}
+    assert llama._extra_body(SamplingOptions(max_tokens=5)) is None
+
+
+def test_server_token_counter_counts_with_the_models_tokenizer(llm_base_url: str) -> None:
+    counter = ServerTokenCounter(LLMSettings(base_url=llm_base_url, model=TEST_LLM_MODEL))
+
+    short = counter.count("Metformin lowers HbA1c.")
+    longer = counter.count("Metformin lowers HbA1c. " * 10)
+
+    assert 3 <= short <= 12
+    assert 9 * short <= longer <= 11 * short + 2
+
+
+def test_server_token_counter_to_a_closed_port_is_transient() -> None:
+    counter = ServerTokenCounter(LLMSettings(base_url=f"http://127.0.0.1:{free_port()}/v1", model="m"))
+
+    with pytest.raises(LLMUnavailableError):
+        counter.count("text")
+
+
+def test_closing_a_stream_stops_the_servers_generation(llm: OpenAICompatibleLLM) -> None:
+    """The server handles one request at a time: if closing did not stop it, the next request would wait for
+    the whole abandoned answer (500 tokens, over 15 s on two cores)."""
+    long_answer: list[Message] = [{"role": "user", "content": "Count from 1 to 400, one number per line."}]
+    stream = llm.stream_chat(long_answer, SamplingOptions(max_tokens=500))
+    received = [next(stream) for _ in range(5)]
+    stream.close()  # type: ignore[attr-defined]
+    started = time.perf_counter()
+
+    reply = "".join(llm.stream_chat(QUESTION, SamplingOptions(max_tokens=3)))
+    waited = time.perf_counter() - started
+
+    assert len(received) == 5
+    assert reply.strip()
+    assert waited < 8, f"the next answer waited {waited:.1f} s: the abandoned generation kept running"

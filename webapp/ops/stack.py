@@ -61,7 +61,9 @@ def is_local(url: str) -> bool:
     return urlparse(url).hostname in {"127.0.0.1", "localhost", "::1"}
 
 
-def services(*, host: str, port: int, llm_base_url: str, llm_model: str, model_cache: Path) -> list[Service]:
+def services(
+    *, host: str, port: int, llm_base_url: str, llm_model: str, model_cache: Path, llm_context_tokens: int = 8192
+) -> list[Service]:
     python = sys.executable
     planned = []
     if is_local(llm_base_url):
@@ -81,6 +83,9 @@ def services(*, host: str, port: int, llm_base_url: str, llm_model: str, model_c
                     str(llm.port or 80),
                     "--cache",
                     str(model_cache),
+                    # The window the packer counts on must be the one the server has.
+                    "--n-ctx",
+                    str(llm_context_tokens),
                 ],
                 ready=http_ok(f"{llm_base_url.rstrip('/')}/models"),
                 ready_timeout=300,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 from generator.answer import ContextAbstract
+from indexer.base import Embedder
 from verifier.evidence import select_evidence
 from verifier.sentences import split_sentences
 from webapp.corpus import engines
@@ -13,7 +14,7 @@ from webapp.qa.models import Question
 from webapp.qa.pipeline import PipelineSettings
 
 
-def _focused_abstract(question: str, abstract: str, *, sentences_kept: int) -> str:
+def focused_abstract(question: str, abstract: str, *, embedder: Embedder, sentences_kept: int) -> str:
     """The abstract's sentences most relevant to the question, in their original order.
 
     Ten whole abstracts are about 4k prompt tokens, over 40 s of prompt reading for a 1.5B model on two cores;
@@ -22,9 +23,7 @@ def _focused_abstract(question: str, abstract: str, *, sentences_kept: int) -> s
     spans = split_sentences(abstract)
     if sentences_kept <= 0 or len(spans) <= sentences_kept:
         return abstract
-    kept = sorted(
-        select_evidence(question, [span.text for span in spans], embedder=engines.embedder(), top_n=sentences_kept)
-    )
+    kept = sorted(select_evidence(question, [span.text for span in spans], embedder=embedder, top_n=sentences_kept))
     parts = [spans[kept[0]].text]
     for previous, index in itertools.pairwise(kept):
         parts.append(("" if index == previous + 1 else "[...] ") + spans[index].text)
@@ -39,7 +38,9 @@ def generation_context(question: Question, pipeline: PipelineSettings) -> list[C
         ContextAbstract(
             pmid=pmid,
             title=articles[pmid].title,
-            abstract=_focused_abstract(question.text, articles[pmid].abstract, sentences_kept=kept),
+            abstract=focused_abstract(
+                question.text, articles[pmid].abstract, embedder=engines.embedder(), sentences_kept=kept
+            ),
         )
         for pmid in pmids
         if pmid in articles  # an article deleted since indexing is simply not offered to the model

@@ -14,14 +14,25 @@ class Question(models.Model):
         VERIFYING = "verifying"
         DONE = "done"
         FAILED = "failed"
+        CANCELLED = "cancelled"
 
     text = models.TextField()
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     error = models.TextField(blank=True)
-    # Grows while the model writes, so the page can show tokens as they arrive (no pub/sub needed).
+    # Grows while the model writes, so the page can show tokens as they arrive (no pub/sub needed); once the
+    # model is done it holds the answer with canonical, repaired citations.
     answer_text = models.TextField(blank=True)
+    answer_raw = models.TextField(blank=True, help_text="the answer exactly as the model wrote it")
     cannot_answer = models.BooleanField(default=False)
+    cancel_requested = models.BooleanField(default=False)
+    first_token_at = models.DateTimeField(null=True, blank=True)
+    context = models.JSONField(
+        default=dict, help_text="what the model saw: PMIDs given, trimmed and dropped to fit, prompt tokens"
+    )
+    citation_notes = models.JSONField(
+        default=list, help_text="citations repaired (a slip of 1-2 digits) or unmatched (never linked)"
+    )
     settings = models.JSONField(default=dict)
     models_used = models.JSONField(default=dict)
     timings_ms = models.JSONField(default=dict)
@@ -36,7 +47,12 @@ class Question(models.Model):
 
     @property
     def finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
+        return self.status in (self.Status.DONE, self.Status.FAILED, self.Status.CANCELLED)
+
+    @property
+    def given_pmids(self) -> list[str]:
+        """The PMIDs the model was shown; only these can be cited and linked."""
+        return list(self.context.get("given", []))
 
 
 class RetrievedDocument(models.Model):

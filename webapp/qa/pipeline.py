@@ -5,13 +5,19 @@ from __future__ import annotations
 from django.conf import settings
 from pydantic import BaseModel, Field
 
+from generator.answer import PromptStyle
+from generator.llm import ServerKind
 from indexer.hybrid import HybridSettings
 
 
 class GenerationSettings(BaseModel, frozen=True):
-    max_tokens: int = Field(400, ge=16, le=4096, description="Upper bound on answer length in tokens.")
+    prompt_style: PromptStyle = Field("chat", description="chat: messages with a worked example; verifai: VerifAI's.")
+    max_tokens: int = Field(
+        1225, ge=16, le=8192, description="Upper bound on answer length in tokens (the thesis's value: 1225)."
+    )
     temperature: float = Field(0.0, ge=0, le=2, description="0 = greedy: the same retrieval gives the same answer.")
-    repeat_penalty: float = Field(1.1, ge=1, le=2, description="Discourages loops in small models.")
+    repeat_penalty: float = Field(1.1, ge=1, le=2, description="Discourages loops (the thesis used 1.1).")
+    context_tokens: int = Field(8192, ge=512, description="The serving model's context window in tokens.")
     sentences_per_abstract: int = Field(
         4, ge=0, le=50, description="Sentences of each abstract the model sees, most relevant first; 0 = all."
     )
@@ -28,6 +34,7 @@ class PipelineSettings(BaseModel, frozen=True):
     verification: VerificationSettings = VerificationSettings()
     llm_model: str = Field(description="Model name served by the OpenAI-compatible endpoint.")
     llm_base_url: str = Field(description="OpenAI-compatible endpoint (llama.cpp here, vLLM in production).")
+    llm_server_kind: ServerKind = Field("llama.cpp", description="llama.cpp or vllm: names of a few options differ.")
     embedding_model: str = Field(description="Sentence-transformers model used by the dense leg and evidence.")
     lexical_backend: str
     vector_backend: str
@@ -35,8 +42,16 @@ class PipelineSettings(BaseModel, frozen=True):
 
 def default_pipeline_settings() -> PipelineSettings:
     return PipelineSettings(
+        generation=GenerationSettings(
+            prompt_style=settings.VERIMED_PROMPT_STYLE,
+            max_tokens=settings.VERIMED_LLM_MAX_TOKENS,
+            temperature=settings.VERIMED_LLM_TEMPERATURE,
+            repeat_penalty=settings.VERIMED_LLM_REPETITION_PENALTY,
+            context_tokens=settings.VERIMED_LLM_CONTEXT_TOKENS,
+        ),
         llm_model=settings.VERIMED_LLM_MODEL,
         llm_base_url=settings.VERIMED_LLM_BASE_URL,
+        llm_server_kind=settings.VERIMED_LLM_SERVER_KIND,
         embedding_model=settings.VERIMED_EMBEDDING_MODEL,
         lexical_backend=settings.VERIMED_LEXICAL_BACKEND,
         vector_backend=settings.VERIMED_VECTOR_BACKEND,

@@ -40,7 +40,12 @@ def question_payload(question: Question) -> dict[str, Any]:
         "status": question.status,
         "error": question.error,
         "answer": question.answer_text,
+        "answer_raw": question.answer_raw,
         "cannot_answer": question.cannot_answer,
+        "cancel_requested": question.cancel_requested,
+        "first_token_at": question.first_token_at.isoformat() if question.first_token_at else None,
+        "context": question.context,
+        "citation_notes": question.citation_notes,
         "sentences": [
             {
                 "text": sentence.text,

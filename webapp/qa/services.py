@@ -8,8 +8,12 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
+from django.utils import timezone
 
-from generator.answer import answer_messages
+from generator.errors import GenerationError
+from generator.generate import generate_answer
+from generator.llm import SamplingOptions
+from generator.packing import pack_context, prompt_budget
 from generator.prompts import CANNOT_ANSWER
 from indexer.hybrid import hybrid_search
 from verifier.claims import claims_from_answer
@@ -20,7 +24,7 @@ from verifier.verdicts import NO_REFERENCE, overall_verdict
 from webapp.corpus import engines
 from webapp.corpus.models import Article
 from webapp.qa.context import generation_context
-from webapp.qa.llm import llm_for
+from webapp.qa.llm import llm_for, token_counter_for
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
 from webapp.qa.pipeline import PipelineSettings, default_pipeline_settings
 
@@ -67,8 +71,14 @@ def _record_timing(question: Question, stage: str, started: float, **extra: Any)
     question.timings_ms = {**question.timings_ms, stage: round((time.perf_counter() - started) * 1000, 1), **extra}
 
 
+class QuestionCancelledError(Exception):
+    """The question was cancelled: the remaining stages do nothing."""
+
+
 def _enter_stage(question_id: int, status: Question.Status) -> Question:
     question = Question.objects.get(pk=question_id)
+    if question.cancel_requested or question.status == Question.Status.CANCELLED:
+        raise QuestionCancelledError(f"question {question_id} was cancelled")
     question.status = status
     question.save(update_fields=["status", "updated_at"])
     return question
@@ -107,45 +117,108 @@ def question_retrieve(*, question_id: int) -> None:
 
 def question_generate(*, question_id: int) -> None:
     question = _enter_stage(question_id, Question.Status.GENERATING)
-    question.answer_text = ""
-    question.save(update_fields=["answer_text", "updated_at"])
+    question.answer_text = question.answer_raw = ""
+    question.save(update_fields=["answer_text", "answer_raw", "updated_at"])
     pipeline = _pipeline(question)
+    options = pipeline.generation
     started = time.perf_counter()
     context = generation_context(question, pipeline)
-    _record_timing(question, "context", started)
     if not context:
+        _record_timing(question, "context", started)
         question.answer_text, question.cannot_answer = CANNOT_ANSWER, True
-        question.save(update_fields=["answer_text", "cannot_answer", "timings_ms", "updated_at"])
+        question.context = {"given": [], "trimmed": [], "dropped": []}
+        question.save(update_fields=["answer_text", "cannot_answer", "context", "timings_ms", "updated_at"])
         return
+    packed = pack_context(
+        question.text,
+        context,
+        style=options.prompt_style,
+        abstract_chars=options.abstract_chars,
+        counter=token_counter_for(pipeline),
+        budget_tokens=prompt_budget(context_window=options.context_tokens, max_answer_tokens=options.max_tokens),
+        split_sentences=lambda text: [span.text for span in split_sentences(text)],
+    )
+    _record_timing(question, "context", started)
+    question.context = {
+        "given": [item.pmid for item in packed.abstracts],
+        "trimmed": list(packed.trimmed),
+        "dropped": list(packed.dropped),
+        "prompt_tokens": packed.prompt_tokens,
+        "budget_tokens": packed.budget_tokens,
+        "prompt_style": options.prompt_style,
+    }
+    if not packed.abstracts:
+        raise GenerationError(
+            f"The question and the answer's room ({options.max_tokens} tokens) leave no space for any abstract in "
+            f"the model's {options.context_tokens}-token window."
+        )
+    question.save(update_fields=["context", "timings_ms", "updated_at"])
     llm = llm_for(pipeline)
-    options = pipeline.generation
-    messages = answer_messages(question.text, context, abstract_chars=options.abstract_chars)
-    started = time.perf_counter()
-    first_token_at: float | None = None
-    pieces: list[str] = []
-    last_flush = started
-    for delta in llm.stream_chat(
-        messages, max_tokens=options.max_tokens, temperature=options.temperature, repeat_penalty=options.repeat_penalty
-    ):
-        first_token_at = first_token_at or time.perf_counter()
-        pieces.append(delta)
-        if time.perf_counter() - last_flush >= STREAM_FLUSH_SECONDS:
-            Question.objects.filter(pk=question.pk).update(answer_text="".join(pieces))
-            last_flush = time.perf_counter()
-    answer = "".join(pieces).strip()
-    question.answer_text = answer
-    ttft_ms = round(((first_token_at or time.perf_counter()) - started) * 1000, 1)
-    stream_seconds = time.perf_counter() - (first_token_at or started)
+    first_token_seen = False
+
+    def show_partial(text: str) -> None:
+        nonlocal first_token_seen
+        changes: dict[str, Any] = {"answer_text": text}
+        if not first_token_seen:
+            changes["first_token_at"] = timezone.now()
+            first_token_seen = True
+        Question.objects.filter(pk=question.pk).update(**changes)
+
+    generation_started = time.perf_counter()
+    answer = generate_answer(
+        llm,
+        packed.prompt,
+        SamplingOptions(
+            max_tokens=options.max_tokens, temperature=options.temperature, repetition_penalty=options.repeat_penalty
+        ),
+        given_pmids=[item.pmid for item in packed.abstracts],
+        on_text=show_partial,
+        should_stop=lambda: Question.objects.filter(pk=question.pk, cancel_requested=True).exists(),
+        check_every_seconds=STREAM_FLUSH_SECONDS,
+    )
+    question.refresh_from_db(fields=["first_token_at"])
+    question.answer_raw = answer.raw_text
+    question.answer_text = answer.text
+    question.cannot_answer = answer.cannot_answer
+    question.citation_notes = [
+        {"written": citation.written, "raw_id": citation.raw_id, "pmid": citation.pmid, "how": citation.how}
+        for citation in answer.normalized.citations
+        if citation.how in ("repaired", "unmatched")
+    ]
     _record_timing(
         question,
         "generation",
-        started,
-        generation_ttft=ttft_ms,
-        # OpenAI-compatible servers (llama.cpp, vLLM) stream one token per chunk.
-        generation_tokens_per_s=round(len(pieces) / stream_seconds, 1) if stream_seconds > 0 else 0.0,
+        generation_started,
+        generation_ttft=answer.ttft_ms,
+        generation_tokens_per_s=answer.tokens_per_s,
+        generation_tokens=answer.chunks,
     )
     question.models_used = {**question.models_used, "generator": llm.model_id}
-    question.save(update_fields=["answer_text", "timings_ms", "models_used", "updated_at"])
+    if answer.cancelled:
+        question.status = Question.Status.CANCELLED
+    question.save(
+        update_fields=[
+            "answer_text", "answer_raw", "cannot_answer", "citation_notes", "timings_ms", "models_used", "status",
+            "updated_at",
+        ]
+    )  # fmt: skip
+
+
+def question_cancel(*, question_id: int) -> Question:
+    """Ask for the question to stop. A running generation stops at its next check (a quarter of a second), a
+    question not yet generating is cancelled on the spot; a finished one is left as it is."""
+    with transaction.atomic():
+        question = Question.objects.select_for_update().get(pk=question_id)
+        if question.finished:
+            return question
+        question.cancel_requested = True
+        fields = ["cancel_requested", "updated_at"]
+        # Verification takes seconds and the answer is complete by then: it is left to finish.
+        if question.status in (Question.Status.QUEUED, Question.Status.RETRIEVING):
+            question.status = Question.Status.CANCELLED
+            fields.append("status")
+        question.save(update_fields=fields)
+    return question
 
 
 def question_verify(*, question_id: int) -> None:
@@ -153,7 +226,10 @@ def question_verify(*, question_id: int) -> None:
     pipeline = _pipeline(question)
     started = time.perf_counter()
     judge = LlmJudge(llm_for(pipeline))
-    retrieved = set(question.retrieved.values_list("pmid", flat=True))
+    # Only what the model was shown can be cited; anything else is NO_REFERENCE and never linked.
+    retrieved = set(
+        question.given_pmids if "given" in question.context else question.retrieved.values_list("pmid", flat=True)
+    )
     claims = [] if question.cannot_answer else claims_from_answer(question.answer_text)
     articles = Article.objects.in_bulk([pmid for claim in claims for pmid in claim.citations], field_name="pmid")
     rows: list[tuple[AnswerSentence, list[CitationVerdict]]] = []
@@ -200,6 +276,12 @@ def question_verify(*, question_id: int) -> None:
         question.models_used = {**question.models_used, "verifier": judge.model_id}
         question.status = Question.Status.DONE
         question.save(update_fields=["status", "timings_ms", "models_used", "updated_at"])
+
+
+def question_mark_cancelled(*, question_id: int) -> None:
+    Question.objects.filter(pk=question_id).exclude(status=Question.Status.DONE).update(
+        status=Question.Status.CANCELLED
+    )
 
 
 def question_fail(*, question_id: int, reason: str) -> None:

@@ -23,6 +23,8 @@ def _run_stage(task: Task, stage: Callable[..., None], question_id: int) -> int:
     """Run one stage; transient failures are retried, anything else marks the question failed with a reason."""
     try:
         stage(question_id=question_id)
+    except services.QuestionCancelledError:
+        services.question_mark_cancelled(question_id=question_id)
     except (GenerationError, IndexerError) as exc:
         if exc.transient and task.request.retries < MAX_RETRIES:
             raise task.retry(exc=exc, countdown=RETRY_DELAY_SECONDS) from exc

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from webapp.corpus.models import Article
 from webapp.qa import selectors, services
@@ -37,6 +37,18 @@ def _question_or_404(question_id: int) -> Question:
 @require_GET
 def question_page(request: HttpRequest, question_id: int) -> HttpResponse:
     return render(request, "qa/question.html", {"question": _question_or_404(question_id)})
+
+
+@require_POST
+def question_cancel(request: HttpRequest, question_id: int) -> HttpResponse:
+    """Stop a question: the page's stop button posts here (a plain form without JavaScript, fetch with it)."""
+    try:
+        question = services.question_cancel(question_id=question_id)
+    except Question.DoesNotExist as exc:
+        raise Http404("No such question") from exc
+    if "application/json" in request.headers.get("Accept", ""):
+        return JsonResponse({"id": question.pk, "status": question.status, "cancel_requested": True})
+    return redirect("question", question_id=question.pk)
 
 
 @require_GET

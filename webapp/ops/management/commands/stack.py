@@ -39,6 +39,7 @@ class Command(BaseCommand):
             llm_base_url=settings.VERIMED_LLM_BASE_URL,
             llm_model=settings.VERIMED_LLM_MODEL,
             model_cache=settings.VERIMED_MODEL_CACHE,
+            llm_context_tokens=settings.VERIMED_LLM_CONTEXT_TOKENS,
         )
         try:
             stack.start(planned, on_wait=lambda name: self.stdout.write(f"starting {name}..."))

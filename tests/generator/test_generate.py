@@ -1,0 +1,115 @@
+"""Tests for one streamed answer: refusals, partial text, stopping, timings, against the real llama.cpp server."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator.answer import ContextAbstract, answer_prompt
+from generator.citations import normalize_citations
+from generator.generate import GeneratedAnswer, generate_answer, is_refusal
+from generator.llm import LLMSettings, OpenAICompatibleLLM, SamplingOptions
+from generator.prompts import CANNOT_ANSWER
+from tests.support import TEST_LLM_MODEL
+
+GIVEN = ["31000001", "31000002"]
+ABSTRACTS = [
+    ContextAbstract(
+        GIVEN[0],
+        "Everolimus in renal transplantation.",
+        "Everolimus inhibits mTOR (mammalian target of rapamycin) and thereby blocks T-cell proliferation.",
+    ),
+    ContextAbstract(
+        GIVEN[1],
+        "Everolimus in breast cancer.",
+        "Adding everolimus to exemestane doubled progression-free survival in advanced breast cancer.",
+    ),
+]
+QUESTION = "What is the mode of action of everolimus?"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The abstracts do not answer this question.",
+        "The provided abstracts do not contain information about the dosage.",
+        "I cannot answer this question from the given abstracts.",
+        "There is no relevant information in the abstracts.",
+        "",
+    ],
+)
+def test_uncited_refusals_are_recognised(text: str) -> None:
+    assert is_refusal(normalize_citations(text, GIVEN))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Everolimus inhibits mTOR (PUBMED:31000001).",
+        # A cited sentence that mentions missing data is an answer, not a refusal.
+        "The trial did not find a survival benefit (PUBMED:31000002).",
+        "Everolimus blocks T-cell proliferation.",
+    ],
+)
+def test_answers_are_not_refusals(text: str) -> None:
+    assert not is_refusal(normalize_citations(text, GIVEN))
+
+
+@pytest.fixture(scope="module")
+def llm(llm_base_url: str) -> OpenAICompatibleLLM:
+    return OpenAICompatibleLLM(LLMSettings(base_url=llm_base_url, model=TEST_LLM_MODEL, timeout_seconds=120))
+
+
+def test_an_answer_streams_with_timings_and_only_given_citations(llm: OpenAICompatibleLLM) -> None:
+    partial: list[str] = []
+    prompt = answer_prompt("chat", QUESTION, ABSTRACTS, abstract_chars=1500)
+
+    answer = generate_answer(
+        llm, prompt, SamplingOptions(max_tokens=120), given_pmids=GIVEN, on_text=partial.append,
+        check_every_seconds=0.0,
+    )  # fmt: skip
+
+    assert not answer.cancelled
+    assert not answer.cannot_answer
+    assert "mtor" in answer.raw_text.lower()
+    assert answer.normalized.citations, answer.raw_text
+    assert {citation.pmid for citation in answer.normalized.citations} <= {*GIVEN, None}
+    assert answer.text == answer.normalized.text
+    assert answer.ttft_ms is not None
+    assert answer.ttft_ms > 0
+    assert answer.chunks >= 5
+    assert answer.tokens_per_s > 0
+    assert partial
+    assert all(answer.raw_text.startswith(text.strip()) for text in partial)
+
+
+def test_a_stop_request_ends_the_answer_early_and_marks_it_cancelled(llm: OpenAICompatibleLLM) -> None:
+    prompt = answer_prompt("chat", QUESTION, ABSTRACTS, abstract_chars=1500)
+
+    answer = generate_answer(
+        llm, prompt, SamplingOptions(max_tokens=400), given_pmids=GIVEN, should_stop=lambda: True,
+        check_every_seconds=0.0,
+    )  # fmt: skip
+
+    assert answer.cancelled
+    assert answer.chunks <= 2  # asked after the first token
+    assert not answer.cannot_answer  # a cut-short answer is not taken for a refusal
+
+
+def test_the_verifai_style_streams_through_the_completions_endpoint(llm: OpenAICompatibleLLM) -> None:
+    prompt = answer_prompt("verifai", QUESTION, ABSTRACTS, abstract_chars=1500)
+
+    answer = generate_answer(llm, prompt, SamplingOptions(max_tokens=60, repetition_penalty=1.1), given_pmids=GIVEN)
+
+    assert answer.raw_text
+    assert answer.ttft_ms is not None
+
+
+def test_a_refusal_is_shown_as_the_cannot_answer_result_and_keeps_the_raw_text() -> None:
+    refusal = normalize_citations("The abstracts do not answer this question.", GIVEN)
+    answer = GeneratedAnswer(
+        raw_text=refusal.raw_text, normalized=refusal, cannot_answer=is_refusal(refusal), cancelled=False,
+        ttft_ms=1.0, chunks=8, tokens_per_s=20.0, seconds=1.0,
+    )  # fmt: skip
+
+    assert answer.text == CANNOT_ANSWER
+    assert answer.raw_text == "The abstracts do not answer this question."

@@ -1,0 +1,262 @@
+"""Measure generation on PubMedQA PQA-L: citations, grounding in the question's own abstract, speed and stance.
+
+The corpus is the PQA-L abstracts themselves (1,000, each question's own abstract among them), indexed into a
+throw-away tantivy + qdrant-edge pair under `var/eval/`. Each question goes through the product's own path:
+hybrid retrieval of 10 abstracts, focusing, packing to the model's window with its tokenizer, streamed
+generation, citation normalisation and repair. Its stance (yes / no / maybe) is then decided by the same LLM in a
+separate short call and compared with PQA-L's `final_decision`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.answer import ContextAbstract, PromptStyle
+from generator.generate import generate_answer
+from generator.llm import OpenAICompatibleLLM, SamplingOptions, ServerTokenCounter
+from generator.packing import pack_context, prompt_budget
+from generator.prompts import STANCE_SYSTEM, STANCE_USER
+from indexer.base import Embedder
+from indexer.hybrid import HybridSettings, hybrid_search
+from indexer.qdrant_edge_index import QdrantEdgeIndex
+from indexer.records import ArticleRecord
+from indexer.tantivy_index import TantivyIndex
+from verifier.claims import claims_from_answer
+from verifier.sentences import split_sentences
+from webapp.qa.context import focused_abstract
+
+STANCES = ("yes", "no", "maybe")
+
+
+@dataclass(frozen=True)
+class PubMedQAItem:
+    pmid: str
+    question: str
+    abstract: str
+    final_decision: str
+
+
+def load_pqal(path: Path) -> list[PubMedQAItem]:
+    """PQA-L as items; the abstract is its context paragraphs joined (PQA-L keeps no title)."""
+    raw = json.loads(path.read_text())
+    return [
+        PubMedQAItem(
+            pmid=pmid,
+            question=entry["QUESTION"],
+            abstract=" ".join(entry["CONTEXTS"]),
+            final_decision=entry["final_decision"],
+        )
+        for pmid, entry in raw.items()
+    ]
+
+
+def evaluation_order(items: Sequence[PubMedQAItem], test_ids_path: Path | None) -> list[PubMedQAItem]:
+    """The official test split first (in its file order) when given, so a --limit run is a test-split sample."""
+    if test_ids_path is None or not test_ids_path.exists():
+        return list(items)
+    test_ids = list(json.loads(test_ids_path.read_text()))
+    by_pmid = {item.pmid: item for item in items}
+    first = [by_pmid[pmid] for pmid in test_ids if pmid in by_pmid]
+    chosen = set(test_ids)
+    return first + [item for item in items if item.pmid not in chosen]
+
+
+@dataclass
+class EvaluationIndex:
+    lexical: TantivyIndex
+    vectors: QdrantEdgeIndex
+    articles: dict[str, ArticleRecord]
+
+    def close(self) -> None:
+        self.vectors.close()
+        self.lexical.close()
+
+
+def build_index(items: Sequence[PubMedQAItem], directory: Path, embedder: Embedder) -> EvaluationIndex:
+    """Index the abstracts, or reuse the index a previous run built for the same set of PMIDs."""
+    records = {item.pmid: ArticleRecord(pmid=item.pmid, title="", abstract=item.abstract) for item in items}
+    stamp = directory / "pmids.json"
+    fresh = not stamp.exists() or json.loads(stamp.read_text()) != sorted(records)
+    if fresh and directory.exists():
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    lexical = TantivyIndex(directory / "tantivy")
+    vectors = QdrantEdgeIndex(directory / "qdrant_edge", dimension=len(embedder.embed(["dimension"])[0]))
+    if fresh:
+        batch = list(records.values())
+        for start in range(0, len(batch), 128):
+            chunk = batch[start : start + 128]
+            lexical.add(chunk)
+            vectors.upsert([record.pmid for record in chunk], embedder.embed([record.text for record in chunk]))
+        vectors.optimize()
+        stamp.write_text(json.dumps(sorted(records)))
+    return EvaluationIndex(lexical=lexical, vectors=vectors, articles=records)
+
+
+def parse_stance(reply: str) -> str:
+    words = reply.strip().lower().replace(".", " ").split()
+    return words[0] if words and words[0] in STANCES else "maybe"
+
+
+@dataclass
+class GenerationRun:
+    model: str
+    prompt_style: str
+    answers: int = 0
+    failed: int = 0
+    own_retrieved: int = 0
+    with_citation: int = 0
+    cites_own: int = 0
+    citations: list[int] = field(default_factory=list)
+    sentences: int = 0
+    cited_sentences: int = 0
+    hallucinated_raw: int = 0
+    hallucinated_final: int = 0
+    repaired: int = 0
+    cannot_answer: int = 0
+    dropped_abstracts: int = 0
+    ttft_ms: list[float] = field(default_factory=list)
+    tokens_per_s: list[float] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    stance_agree: int = 0
+    stance_counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STANCES, 0))
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        n = max(self.answers, 1)
+        sentences = max(self.sentences, 1)
+        return {
+            "model": self.model,
+            "prompt_style": self.prompt_style,
+            "answers": self.answers,
+            "failed": self.failed,
+            "own_abstract_retrieved_pct": round(100 * self.own_retrieved / n, 1),
+            "with_citation_pct": round(100 * self.with_citation / n, 1),
+            "cites_own_abstract_pct": round(100 * self.cites_own / n, 1),
+            "mean_citations": round(statistics.fmean(self.citations), 2) if self.citations else 0.0,
+            "sentence_citation_coverage_pct": round(100 * self.cited_sentences / sentences, 1),
+            "hallucinated_ids_raw": self.hallucinated_raw,
+            "repaired_ids": self.repaired,
+            "hallucinated_ids_final": self.hallucinated_final,
+            "cannot_answer": self.cannot_answer,
+            "dropped_abstracts": self.dropped_abstracts,
+            "ttft_ms_p50": round(statistics.median(self.ttft_ms), 1) if self.ttft_ms else None,
+            "tokens_per_s": round(statistics.median(self.tokens_per_s), 1) if self.tokens_per_s else None,
+            "seconds_per_answer_p50": round(statistics.median(self.seconds), 1) if self.seconds else None,
+            "stance_agreement_pct": round(100 * self.stance_agree / n, 1),
+            "stance_counts": self.stance_counts,
+            "stance_method": "the same LLM, a separate call: question + final answer -> yes / no / maybe",
+        }
+
+
+def evaluate_generation(
+    items: Sequence[PubMedQAItem],
+    *,
+    index: EvaluationIndex,
+    embedder: Embedder,
+    llm: OpenAICompatibleLLM,
+    counter: ServerTokenCounter,
+    prompt_style: PromptStyle,
+    context_tokens: int,
+    sampling: SamplingOptions,
+    retrieval: HybridSettings,
+    sentences_per_abstract: int = 4,
+    abstract_chars: int = 1500,
+    progress: Callable[[int, GenerationRun], None] = lambda done, run: None,
+) -> GenerationRun:
+    run = GenerationRun(model=llm.model_id, prompt_style=prompt_style)
+    for done, item in enumerate(items, start=1):
+        hits = hybrid_search(
+            item.question, lexical=index.lexical, vectors=index.vectors, embedder=embedder, settings=retrieval
+        )
+        context = [
+            ContextAbstract(
+                pmid=hit.pmid,
+                title="",
+                abstract=focused_abstract(
+                    item.question,
+                    index.articles[hit.pmid].abstract,
+                    embedder=embedder,
+                    sentences_kept=sentences_per_abstract,
+                ),
+            )
+            for hit in hits
+        ]
+        packed = pack_context(
+            item.question,
+            context,
+            style=prompt_style,
+            abstract_chars=abstract_chars,
+            counter=counter,
+            budget_tokens=prompt_budget(context_window=context_tokens, max_answer_tokens=sampling.max_tokens),
+            split_sentences=lambda text: [span.text for span in split_sentences(text)],
+        )
+        given = [abstract.pmid for abstract in packed.abstracts]
+        try:
+            answer = generate_answer(llm, packed.prompt, sampling, given_pmids=given)
+        except Exception as exc:  # one failed answer is counted, not fatal to the run
+            run.failed += 1
+            run.examples.append({"pmid": item.pmid, "error": str(exc)})
+            continue
+        _score(run, item, given, answer.normalized, answer.cannot_answer, packed.dropped)
+        if answer.ttft_ms is not None:
+            run.ttft_ms.append(answer.ttft_ms)
+        run.tokens_per_s.append(answer.tokens_per_s)
+        run.seconds.append(answer.seconds)
+        stance = parse_stance(
+            llm.complete_chat(
+                [
+                    {"role": "system", "content": STANCE_SYSTEM},
+                    {"role": "user", "content": STANCE_USER.format(question=item.question, answer=answer.text)},
+                ],
+                max_tokens=3,
+            )
+        )
+        run.stance_counts[stance] += 1
+        run.stance_agree += stance == item.final_decision
+        if len(run.examples) < 5:
+            run.examples.append(
+                {"pmid": item.pmid, "question": item.question, "answer_raw": answer.raw_text, "answer": answer.text}
+            )
+        progress(done, run)
+    return run
+
+
+def _score(
+    run: GenerationRun,
+    item: PubMedQAItem,
+    given: list[str],
+    normalized: Any,
+    cannot_answer: bool,
+    dropped: Sequence[str],
+) -> None:
+    run.answers += 1
+    run.own_retrieved += item.pmid in given
+    run.cannot_answer += cannot_answer
+    run.dropped_abstracts += len(dropped)
+    given_set = set(given)
+    cited = {citation.pmid for citation in normalized.citations if citation.pmid}
+    run.with_citation += bool(cited)
+    run.cites_own += item.pmid in cited
+    run.citations.append(len(cited))
+    # Raw: every written reference whose id is not a given PMID (index forms like [2] are references too).
+    run.hallucinated_raw += sum(1 for citation in normalized.citations if citation.how in ("repaired", "unmatched"))
+    run.repaired += len(normalized.repaired)
+    # Final: links the page would draw to something the model was not given; must be 0 by construction.
+    run.hallucinated_final += sum(1 for pmid in cited if pmid not in given_set)
+    claims = claims_from_answer(normalized.text)
+    run.sentences += len(claims)
+    run.cited_sentences += sum(1 for claim in claims if claim.citations)
+
+
+def print_table(summaries: Sequence[dict[str, Any]], write: Callable[[str], None]) -> None:
+    keys = [key for key in summaries[0] if key not in ("stance_counts", "stance_method", "model")]
+    write(f"{'metric':34}" + "".join(f"{summary['model'][:28]:>30}" for summary in summaries))
+    for key in keys:
+        write(f"{key:34}" + "".join(f"{summary[key]!s:>30}" for summary in summaries))

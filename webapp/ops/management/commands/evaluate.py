@@ -1,0 +1,138 @@
+"""Measure a stage of the pipeline on labelled data; prints a table and writes JSON.
+
+    manage.py evaluate generation --pubmedqa ../shared/data/pubmedqa/ori_pqal.json --limit 50 \\
+        --serve qwen2.5-coder-1.5b-instruct --serve qwen2.5-coder-0.5b-instruct --json var/benchmarks/generation.json
+
+Without --serve it uses the configured LLM endpoint (VERIMED_LLM_BASE_URL / VERIMED_LLM_MODEL).
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from generator.answer import PROMPT_STYLES
+from generator.llm import LLMSettings, OpenAICompatibleLLM, SamplingOptions, ServerTokenCounter
+from generator.model_files import MODELS, ModelFileError
+from generator.serve import served_model
+from indexer.hybrid import HybridSettings
+from webapp.corpus import engines
+from webapp.ops.evaluate_generation import (
+    GenerationRun,
+    build_index,
+    evaluate_generation,
+    evaluation_order,
+    load_pqal,
+    print_table,
+)
+
+
+class Command(BaseCommand):
+    help = "Measure a pipeline stage on labelled data (prints a table, writes JSON)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        stages = parser.add_subparsers(dest="stage", required=True)
+        generation = stages.add_parser("generation", help="Answers to PubMedQA PQA-L questions over their abstracts.")
+        generation.add_argument("--pubmedqa", type=Path, required=True, help="PQA-L ori_pqal.json")
+        generation.add_argument(
+            "--test-ids", type=Path, help="PQA-L test split ids (default: test_ground_truth.json beside --pubmedqa)"
+        )
+        generation.add_argument("--limit", type=int, default=50, help="Questions to answer (test split first).")
+        generation.add_argument("--json", type=Path, help="Write the results here.")
+        generation.add_argument(
+            "--serve",
+            action="append",
+            choices=sorted(MODELS),
+            help="Serve this packaged model with llama.cpp for the run (repeat to compare models side by side).",
+        )
+        generation.add_argument("--prompt-style", choices=PROMPT_STYLES, default=settings.VERIMED_PROMPT_STYLE)
+        generation.add_argument("--max-tokens", type=int, default=settings.VERIMED_LLM_MAX_TOKENS)
+        generation.add_argument("--context-tokens", type=int, default=settings.VERIMED_LLM_CONTEXT_TOKENS)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["stage"] == "generation":
+            self._generation(options)
+
+    def _generation(self, options: dict[str, Any]) -> None:
+        path: Path = options["pubmedqa"]
+        if not path.exists():
+            raise CommandError(f"{path} does not exist")
+        items = load_pqal(path)
+        ordered = evaluation_order(items, options["test_ids"] or path.with_name("test_ground_truth.json"))
+        chosen = ordered[: options["limit"]]
+        embedder = engines.embedder()
+        self.stdout.write(f"indexing {len(items):,} PQA-L abstracts (reused when already built)…")
+        index = build_index(items, settings.VAR_DIR / "eval" / "pubmedqa", embedder)
+        summaries: list[dict[str, Any]] = []
+        runs: list[GenerationRun] = []
+        try:
+            for model in options["serve"] or [None]:
+                run = self._one_model(model, chosen, index=index, embedder=embedder, options=options)
+                runs.append(run)
+                summaries.append(run.summary())
+        finally:
+            index.close()
+        print_table(summaries, self.stdout.write)
+        if options["json"]:
+            out: Path = options["json"]
+            out.parent.mkdir(parents=True, exist_ok=True)
+            report = {
+                "n_questions": len(chosen),
+                "corpus": f"{len(items)} PQA-L abstracts ({path.name})",
+                "runs": summaries,
+                "examples": {run.model: run.examples for run in runs},
+            }
+            out.write_text(json.dumps(report, indent=2))
+            self.stdout.write(f"wrote {out}")
+
+    def _one_model(
+        self, model: str | None, chosen: list[Any], *, index: Any, embedder: Any, options: dict[str, Any]
+    ) -> GenerationRun:
+        serving: AbstractContextManager[str]
+        if model:
+            self.stdout.write(f"serving {model} with llama.cpp…")
+            serving = served_model(model, cache=settings.VERIMED_MODEL_CACHE, n_ctx=options["context_tokens"])
+        else:
+            serving = nullcontext(settings.VERIMED_LLM_BASE_URL)
+        try:
+            with serving as base_url:
+                llm_settings = LLMSettings(
+                    base_url=base_url,
+                    model=model or settings.VERIMED_LLM_MODEL,
+                    api_key=settings.VERIMED_LLM_API_KEY,
+                    timeout_seconds=settings.VERIMED_LLM_TIMEOUT_SECONDS,
+                    server_kind="llama.cpp" if model else settings.VERIMED_LLM_SERVER_KIND,
+                )
+
+                def progress(done: int, run: GenerationRun) -> None:
+                    summary = run.summary()
+                    self.stdout.write(
+                        f"  {done}/{len(chosen)} cites own {summary['cites_own_abstract_pct']}% "
+                        f"ttft p50 {summary['ttft_ms_p50']} ms stance {summary['stance_agreement_pct']}%"
+                    )
+
+                return evaluate_generation(
+                    chosen,
+                    index=index,
+                    embedder=embedder,
+                    llm=OpenAICompatibleLLM(llm_settings),
+                    counter=ServerTokenCounter(llm_settings),
+                    prompt_style=options["prompt_style"],
+                    context_tokens=options["context_tokens"],
+                    sampling=SamplingOptions(
+                        max_tokens=options["max_tokens"],
+                        temperature=settings.VERIMED_LLM_TEMPERATURE,
+                        repetition_penalty=settings.VERIMED_LLM_REPETITION_PENALTY,
+                    ),
+                    retrieval=HybridSettings(),
+                    progress=progress,
+                )
+        except ModelFileError as exc:
+            raise CommandError(
+                f"{exc} (the 0.5B model is an extra: .venv/bin/pip install -e '.[model-qwen05]')"
+            ) from exc
