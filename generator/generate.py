@@ -11,10 +11,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from rapidfuzz import fuzz
+
 from generator.answer import AnswerPrompt
-from generator.citations import NormalizedAnswer, normalize_citations
+from generator.citations import NormalizedAnswer, normalize_citations, strip_citations
 from generator.llm import OpenAICompatibleLLM, SamplingOptions
-from generator.prompts import CANNOT_ANSWER
+from generator.prompts import CANNOT_ANSWER, EXAMPLE_ANSWER
 
 # How the models say the abstracts do not answer the question (the prompt asks for exactly that sentence).
 _REFUSAL = re.compile(
@@ -24,6 +26,23 @@ _REFUSAL = re.compile(
     r"|\bnot\s+(?:enough|sufficient)\s+(?:information|evidence)\b",
     re.IGNORECASE,
 )
+
+
+# Small models sometimes repeat the worked example's answer after their own (the 0.5B model did in most answers
+# on PubMedQA). Those sentences come from the prompt, not the literature: they are removed from the answer.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_EXAMPLE_SENTENCES = tuple(strip_citations(part) for part in _SENTENCE_END.split(EXAMPLE_ANSWER))
+_ECHO_SIMILARITY = 80.0
+
+
+def without_example_echoes(text: str) -> str:
+    """The text without sentences that repeat the worked example's answer (fuzzy, citations ignored)."""
+    kept = [
+        part
+        for part in _SENTENCE_END.split(text)
+        if not any(fuzz.ratio(strip_citations(part), example) >= _ECHO_SIMILARITY for example in _EXAMPLE_SENTENCES)
+    ]
+    return " ".join(kept).strip()
 
 
 @dataclass(frozen=True)
@@ -88,7 +107,8 @@ def generate_answer(
             close()
     finished = time.perf_counter()
     raw = "".join(pieces).strip()
-    normalized = normalize_citations(raw, given_pmids)
+    normalized = normalize_citations(without_example_echoes(raw), given_pmids)
+    normalized = NormalizedAnswer(raw_text=raw, text=normalized.text, citations=normalized.citations)
     streaming_seconds = finished - (first_token_at or finished)
     return GeneratedAnswer(
         raw_text=raw,

@@ -100,6 +100,8 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("VERIMED_LOG_LEVEL", default="INFO")},
+    # One line per HTTP request to the model server drowns everything else in the worker's log.
+    "loggers": {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "openai")},
 }
 
 # --- Celery -------------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import pytest
 
 from generator.answer import ContextAbstract, answer_prompt
 from generator.citations import normalize_citations
-from generator.generate import GeneratedAnswer, generate_answer, is_refusal
+from generator.generate import GeneratedAnswer, generate_answer, is_refusal, without_example_echoes
 from generator.llm import LLMSettings, OpenAICompatibleLLM, SamplingOptions
 from generator.prompts import CANNOT_ANSWER
 from tests.support import TEST_LLM_MODEL
@@ -52,6 +52,23 @@ def test_uncited_refusals_are_recognised(text: str) -> None:
 )
 def test_answers_are_not_refusals(text: str) -> None:
     assert not is_refusal(normalize_citations(text, GIVEN))
+
+
+def test_a_repeated_worked_example_is_removed_even_with_a_slipped_id() -> None:
+    raw = (
+        "Everolimus inhibits mTOR (PUBMED:31000001). Added to insulin, it also reduced the daily insulin dose by 20% "
+        "without more hypoglycaemia (PUBMED:22222228)."
+    )
+
+    assert without_example_echoes(raw) == "Everolimus inhibits mTOR (PUBMED:31000001)."
+
+
+def test_sentences_unlike_the_example_are_kept() -> None:
+    raw = (
+        "Everolimus reduced the daily steroid dose by 20% (PUBMED:31000001). It is an mTOR inhibitor (PUBMED:31000002)."
+    )
+
+    assert without_example_echoes(raw) == raw
 
 
 @pytest.fixture(scope="module")

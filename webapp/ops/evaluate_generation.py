@@ -121,6 +121,7 @@ class GenerationRun:
     repaired: int = 0
     cannot_answer: int = 0
     dropped_abstracts: int = 0
+    prompt_tokens: list[int] = field(default_factory=list)
     ttft_ms: list[float] = field(default_factory=list)
     tokens_per_s: list[float] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
@@ -146,6 +147,7 @@ class GenerationRun:
             "hallucinated_ids_final": self.hallucinated_final,
             "cannot_answer": self.cannot_answer,
             "dropped_abstracts": self.dropped_abstracts,
+            "prompt_tokens_p50": round(statistics.median(self.prompt_tokens)) if self.prompt_tokens else None,
             "ttft_ms_p50": round(statistics.median(self.ttft_ms), 1) if self.ttft_ms else None,
             "tokens_per_s": round(statistics.median(self.tokens_per_s), 1) if self.tokens_per_s else None,
             "seconds_per_answer_p50": round(statistics.median(self.seconds), 1) if self.seconds else None,
@@ -205,6 +207,7 @@ def evaluate_generation(
             run.examples.append({"pmid": item.pmid, "error": str(exc)})
             continue
         _score(run, item, given, answer.normalized, answer.cannot_answer, packed.dropped)
+        run.prompt_tokens.append(packed.prompt_tokens)
         if answer.ttft_ms is not None:
             run.ttft_ms.append(answer.ttft_ms)
         run.tokens_per_s.append(answer.tokens_per_s)
