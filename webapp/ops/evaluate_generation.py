@@ -10,6 +10,8 @@ separate short call and compared with PQA-L's `final_decision`.
 from __future__ import annotations
 
 import json
+import random
+import re
 import shutil
 import statistics
 from collections.abc import Callable, Sequence
@@ -56,15 +58,20 @@ def load_pqal(path: Path) -> list[PubMedQAItem]:
     ]
 
 
-def evaluation_order(items: Sequence[PubMedQAItem], test_ids_path: Path | None) -> list[PubMedQAItem]:
-    """The official test split first (in its file order) when given, so a --limit run is a test-split sample."""
+def evaluation_order(items: Sequence[PubMedQAItem], test_ids_path: Path | None, *, seed: int = 0) -> list[PubMedQAItem]:
+    """The official test split first, in a seeded shuffle, then the rest: a --limit run is a test-split sample.
+
+    The shuffle matters: the test ids file is grouped by answer (its first 50 ids are all "yes"), so taking them in
+    file order would measure one kind of question only.
+    """
+    shuffled = list(items)
+    random.Random(seed).shuffle(shuffled)
     if test_ids_path is None or not test_ids_path.exists():
-        return list(items)
-    test_ids = list(json.loads(test_ids_path.read_text()))
-    by_pmid = {item.pmid: item for item in items}
-    first = [by_pmid[pmid] for pmid in test_ids if pmid in by_pmid]
-    chosen = set(test_ids)
-    return first + [item for item in items if item.pmid not in chosen]
+        return shuffled
+    test_ids = set(json.loads(test_ids_path.read_text()))
+    return [item for item in shuffled if item.pmid in test_ids] + [
+        item for item in shuffled if item.pmid not in test_ids
+    ]
 
 
 @dataclass
@@ -100,8 +107,8 @@ def build_index(items: Sequence[PubMedQAItem], directory: Path, embedder: Embedd
 
 
 def parse_stance(reply: str) -> str:
-    words = reply.strip().lower().replace(".", " ").split()
-    return words[0] if words and words[0] in STANCES else "maybe"
+    first = re.match(r"\W*([a-z]+)", reply.lower())
+    return first.group(1) if first and first.group(1) in STANCES else "maybe"
 
 
 @dataclass
