@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rapidfuzz import fuzz
 
@@ -47,14 +47,18 @@ def without_example_echoes(text: str) -> str:
 
 @dataclass(frozen=True)
 class GeneratedAnswer:
-    raw_text: str  # exactly what the model wrote (possibly cut short by a cancel)
-    normalized: NormalizedAnswer  # canonical citations, slips repaired, unknown ids marked
+    normalized: NormalizedAnswer  # canonical citations, slips repaired, unknown ids marked; keeps the raw text
     cannot_answer: bool
     cancelled: bool
     ttft_ms: float | None  # None when no token arrived
     chunks: int  # streamed deltas; OpenAI-compatible servers send one token per delta
     tokens_per_s: float
     seconds: float
+
+    @property
+    def raw_text(self) -> str:
+        """Exactly what the model wrote (possibly cut short by a stop)."""
+        return self.normalized.raw_text
 
     @property
     def text(self) -> str:
@@ -107,11 +111,9 @@ def generate_answer(
             close()
     finished = time.perf_counter()
     raw = "".join(pieces).strip()
-    normalized = normalize_citations(without_example_echoes(raw), given_pmids)
-    normalized = NormalizedAnswer(raw_text=raw, text=normalized.text, citations=normalized.citations)
+    normalized = replace(normalize_citations(without_example_echoes(raw), given_pmids), raw_text=raw)
     streaming_seconds = finished - (first_token_at or finished)
     return GeneratedAnswer(
-        raw_text=raw,
         normalized=normalized,
         cannot_answer=not cancelled and is_refusal(normalized),
         cancelled=cancelled,

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
-from tests.support import REPO, TEST_LLM_MODEL, free_port, shared_data_dir, wait_for_http
+from generator.serve import served_model
+from tests.support import TEST_LLM_MODEL, shared_data_dir
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -31,20 +31,12 @@ def data_dir() -> Path:
 @pytest.fixture(scope="session")
 def llm_base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """llama.cpp's OpenAI-compatible server with the packaged Qwen model, started once for the session."""
-    port = free_port()
     log_path = tmp_path_factory.mktemp("llm") / "llm.log"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "generator.serve", "--model", TEST_LLM_MODEL, "--port", str(port),
-             "--cache", str(settings.VERIMED_MODEL_CACHE), "--n-ctx", "8192"],
-            cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        wait_for_http(f"{base_url}/models", timeout=300, alive=process)
-    except Exception:
-        process.kill()
-        raise RuntimeError(f"LLM server did not start:\n{log_path.read_text()[-3000:]}") from None
-    yield base_url
-    process.terminate()
-    process.wait(timeout=30)
+    with ExitStack() as stack:
+        try:
+            base_url = stack.enter_context(
+                served_model(TEST_LLM_MODEL, cache=settings.VERIMED_MODEL_CACHE, n_ctx=8192, log_path=log_path)
+            )
+        except (RuntimeError, TimeoutError) as exc:
+            raise RuntimeError(f"LLM server did not start: {exc}\n{log_path.read_text()[-3000:]}") from None
+        yield base_url

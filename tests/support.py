@@ -1,13 +1,9 @@
-"""Helpers the tests share: free ports, waiting for servers, the shared data folder, the test model."""
+"""Helpers the tests share: free ports, the shared data folder, the test model."""
 
 from __future__ import annotations
 
 import os
 import socket
-import subprocess
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -27,19 +23,3 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def wait_for_http(url: str, *, timeout: float, alive: subprocess.Popen[bytes] | None = None) -> None:
-    """Poll `url` until it answers 200; fail early if the process that should serve it has died."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        if alive is not None and alive.poll() is not None:
-            raise RuntimeError(f"the server behind {url} exited with {alive.returncode}")
-        time.sleep(0.5)
-    raise TimeoutError(f"{url} did not answer within {timeout:.0f} s")

@@ -29,3 +29,8 @@ def split_sentences(text: str) -> list[Span]:
         start = piece.start + (len(piece.sent) - len(piece.sent.lstrip()))
         spans.append(Span(text=stripped, start=start, end=start + len(stripped)))
     return spans
+
+
+def sentence_texts(text: str) -> list[str]:
+    """The sentences of `text` without their offsets."""
+    return [span.text for span in split_sentences(text)]

@@ -124,7 +124,7 @@ def test_the_verifai_style_streams_through_the_completions_endpoint(llm: OpenAIC
 def test_a_refusal_is_shown_as_the_cannot_answer_result_and_keeps_the_raw_text() -> None:
     refusal = normalize_citations("The abstracts do not answer this question.", GIVEN)
     answer = GeneratedAnswer(
-        raw_text=refusal.raw_text, normalized=refusal, cannot_answer=is_refusal(refusal), cancelled=False,
+        normalized=refusal, cannot_answer=is_refusal(refusal), cancelled=False,
         ttft_ms=1.0, chunks=8, tokens_per_s=20.0, seconds=1.0,
     )  # fmt: skip
 

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.answer import ContextAbstract, PromptStyle
+from generator.answer import ContextAbstract
+from generator.citations import NormalizedAnswer
 from generator.generate import generate_answer
-from generator.llm import OpenAICompatibleLLM, SamplingOptions, ServerTokenCounter
-from generator.packing import pack_context, prompt_budget
+from generator.llm import OpenAICompatibleLLM, ServerTokenCounter
 from generator.prompts import STANCE_SYSTEM, STANCE_USER
 from indexer.base import Embedder
 from indexer.hybrid import HybridSettings, hybrid_search
@@ -30,8 +30,8 @@ from indexer.qdrant_edge_index import QdrantEdgeIndex
 from indexer.records import ArticleRecord
 from indexer.tantivy_index import TantivyIndex
 from verifier.claims import claims_from_answer
-from verifier.sentences import split_sentences
-from webapp.qa.context import focused_abstract
+from webapp.qa.context import focused_context, packed_context
+from webapp.qa.pipeline import GenerationSettings
 
 STANCES = ("yes", "no", "maybe")
 
@@ -171,44 +171,26 @@ def evaluate_generation(
     embedder: Embedder,
     llm: OpenAICompatibleLLM,
     counter: ServerTokenCounter,
-    prompt_style: PromptStyle,
-    context_tokens: int,
-    sampling: SamplingOptions,
+    generation: GenerationSettings,
     retrieval: HybridSettings,
-    sentences_per_abstract: int = 4,
-    abstract_chars: int = 1500,
     progress: Callable[[int, GenerationRun], None] = lambda done, run: None,
 ) -> GenerationRun:
-    run = GenerationRun(model=llm.model_id, prompt_style=prompt_style)
+    """Each question through the product's own steps: retrieval, focusing, packing, generation (as services do)."""
+    run = GenerationRun(model=llm.model_id, prompt_style=generation.prompt_style)
     for done, item in enumerate(items, start=1):
         hits = hybrid_search(
             item.question, lexical=index.lexical, vectors=index.vectors, embedder=embedder, settings=retrieval
         )
-        context = [
-            ContextAbstract(
-                pmid=hit.pmid,
-                title="",
-                abstract=focused_abstract(
-                    item.question,
-                    index.articles[hit.pmid].abstract,
-                    embedder=embedder,
-                    sentences_kept=sentences_per_abstract,
-                ),
-            )
-            for hit in hits
-        ]
-        packed = pack_context(
+        context = focused_context(
             item.question,
-            context,
-            style=prompt_style,
-            abstract_chars=abstract_chars,
-            counter=counter,
-            budget_tokens=prompt_budget(context_window=context_tokens, max_answer_tokens=sampling.max_tokens),
-            split_sentences=lambda text: [span.text for span in split_sentences(text)],
+            [ContextAbstract(pmid=hit.pmid, title="", abstract=index.articles[hit.pmid].abstract) for hit in hits],
+            embedder=embedder,
+            sentences_kept=generation.sentences_per_abstract,
         )
+        packed = packed_context(item.question, context, generation, counter=counter)
         given = [abstract.pmid for abstract in packed.abstracts]
         try:
-            answer = generate_answer(llm, packed.prompt, sampling, given_pmids=given)
+            answer = generate_answer(llm, packed.prompt, generation.sampling(), given_pmids=given)
         except Exception as exc:  # one failed answer is counted, not fatal to the run
             run.failed += 1
             run.examples.append({"pmid": item.pmid, "error": str(exc)})
@@ -242,7 +224,7 @@ def _score(
     run: GenerationRun,
     item: PubMedQAItem,
     given: list[str],
-    normalized: Any,
+    normalized: NormalizedAnswer,
     cannot_answer: bool,
     dropped: Sequence[str],
 ) -> None:

@@ -1,17 +1,21 @@
-"""What the model is shown: the retrieved abstracts, each cut to its sentences most relevant to the question."""
+"""What the model is shown: the retrieved abstracts, each cut to its sentences most relevant to the question, then
+fitted into the model's context window."""
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
+from dataclasses import replace
 
 from generator.answer import ContextAbstract
+from generator.packing import PackedContext, TokenCounter, pack_context, prompt_budget
 from indexer.base import Embedder
 from verifier.evidence import select_evidence
-from verifier.sentences import split_sentences
+from verifier.sentences import sentence_texts, split_sentences
 from webapp.corpus import engines
 from webapp.corpus.models import Article
 from webapp.qa.models import Question
-from webapp.qa.pipeline import PipelineSettings
+from webapp.qa.pipeline import GenerationSettings, PipelineSettings
 
 
 def focused_abstract(question: str, abstract: str, *, embedder: Embedder, sentences_kept: int) -> str:
@@ -30,18 +34,43 @@ def focused_abstract(question: str, abstract: str, *, embedder: Embedder, senten
     return " ".join(parts)
 
 
+def focused_context(
+    question: str, abstracts: Sequence[ContextAbstract], *, embedder: Embedder, sentences_kept: int
+) -> list[ContextAbstract]:
+    return [
+        replace(
+            item, abstract=focused_abstract(question, item.abstract, embedder=embedder, sentences_kept=sentences_kept)
+        )
+        for item in abstracts
+    ]
+
+
+def packed_context(
+    question: str, abstracts: Sequence[ContextAbstract], options: GenerationSettings, *, counter: TokenCounter
+) -> PackedContext:
+    """The abstracts fitted into the model's window, keeping room for an answer of `options.max_tokens`."""
+    return pack_context(
+        question,
+        abstracts,
+        style=options.prompt_style,
+        abstract_chars=options.abstract_chars,
+        counter=counter,
+        budget_tokens=prompt_budget(context_window=options.context_tokens, max_answer_tokens=options.max_tokens),
+        split_sentences=sentence_texts,
+    )
+
+
 def generation_context(question: Question, pipeline: PipelineSettings) -> list[ContextAbstract]:
     pmids = list(question.retrieved.values_list("pmid", flat=True))
     articles = Article.objects.in_bulk(pmids, field_name="pmid")
-    kept = pipeline.generation.sentences_per_abstract
-    return [
-        ContextAbstract(
-            pmid=pmid,
-            title=articles[pmid].title,
-            abstract=focused_abstract(
-                question.text, articles[pmid].abstract, embedder=engines.embedder(), sentences_kept=kept
-            ),
-        )
+    retrieved = [
+        ContextAbstract(pmid=pmid, title=articles[pmid].title, abstract=articles[pmid].abstract)
         for pmid in pmids
         if pmid in articles  # an article deleted since indexing is simply not offered to the model
     ]
+    return focused_context(
+        question.text,
+        retrieved,
+        embedder=engines.embedder(),
+        sentences_kept=pipeline.generation.sentences_per_abstract,
+    )

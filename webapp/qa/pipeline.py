@@ -6,7 +6,7 @@ from django.conf import settings
 from pydantic import BaseModel, Field
 
 from generator.answer import PromptStyle
-from generator.llm import ServerKind
+from generator.llm import SamplingOptions, ServerKind
 from indexer.hybrid import HybridSettings
 
 
@@ -22,6 +22,11 @@ class GenerationSettings(BaseModel, frozen=True):
         4, ge=0, le=50, description="Sentences of each abstract the model sees, most relevant first; 0 = all."
     )
     abstract_chars: int = Field(1500, ge=200, description="Hard cap on each abstract's characters in the prompt.")
+
+    def sampling(self) -> SamplingOptions:
+        return SamplingOptions(
+            max_tokens=self.max_tokens, temperature=self.temperature, repetition_penalty=self.repeat_penalty
+        )
 
 
 class VerificationSettings(BaseModel, frozen=True):

@@ -12,18 +12,16 @@ from django.utils import timezone
 
 from generator.errors import GenerationError
 from generator.generate import generate_answer
-from generator.llm import SamplingOptions
-from generator.packing import pack_context, prompt_budget
 from generator.prompts import CANNOT_ANSWER
 from indexer.hybrid import hybrid_search
 from verifier.claims import claims_from_answer
 from verifier.evidence import select_evidence
 from verifier.llm_judge import LlmJudge
-from verifier.sentences import split_sentences
+from verifier.sentences import sentence_texts
 from verifier.verdicts import NO_REFERENCE, overall_verdict
 from webapp.corpus import engines
 from webapp.corpus.models import Article
-from webapp.qa.context import generation_context
+from webapp.qa.context import generation_context, packed_context
 from webapp.qa.llm import llm_for, token_counter_for
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
 from webapp.qa.pipeline import PipelineSettings, default_pipeline_settings
@@ -129,15 +127,7 @@ def question_generate(*, question_id: int) -> None:
         question.context = {"given": [], "trimmed": [], "dropped": []}
         question.save(update_fields=["answer_text", "cannot_answer", "context", "timings_ms", "updated_at"])
         return
-    packed = pack_context(
-        question.text,
-        context,
-        style=options.prompt_style,
-        abstract_chars=options.abstract_chars,
-        counter=token_counter_for(pipeline),
-        budget_tokens=prompt_budget(context_window=options.context_tokens, max_answer_tokens=options.max_tokens),
-        split_sentences=lambda text: [span.text for span in split_sentences(text)],
-    )
+    packed = packed_context(question.text, context, options, counter=token_counter_for(pipeline))
     _record_timing(question, "context", started)
     question.context = {
         "given": [item.pmid for item in packed.abstracts],
@@ -168,9 +158,7 @@ def question_generate(*, question_id: int) -> None:
     answer = generate_answer(
         llm,
         packed.prompt,
-        SamplingOptions(
-            max_tokens=options.max_tokens, temperature=options.temperature, repetition_penalty=options.repeat_penalty
-        ),
+        options.sampling(),
         given_pmids=[item.pmid for item in packed.abstracts],
         on_text=show_partial,
         should_stop=lambda: Question.objects.filter(pk=question.pk, cancel_requested=True).exists(),
@@ -240,7 +228,7 @@ def question_verify(*, question_id: int) -> None:
             if pmid not in retrieved or article is None:
                 verdicts.append(CitationVerdict(position=citation_position, pmid=pmid, label=NO_REFERENCE))
                 continue
-            sentences = [span.text for span in split_sentences(article.abstract)]
+            sentences = sentence_texts(article.abstract)
             chosen = select_evidence(
                 claim.display_text,
                 sentences,

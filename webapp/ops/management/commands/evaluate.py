@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from generator.answer import PROMPT_STYLES
-from generator.llm import LLMSettings, OpenAICompatibleLLM, SamplingOptions, ServerTokenCounter
+from generator.llm import LLMSettings, OpenAICompatibleLLM, ServerTokenCounter
 from generator.model_files import MODELS, ModelFileError
 from generator.serve import served_model
 from indexer.hybrid import HybridSettings
@@ -30,6 +30,7 @@ from webapp.ops.evaluate_generation import (
     load_pqal,
     print_table,
 )
+from webapp.qa.pipeline import default_pipeline_settings
 
 
 class Command(BaseCommand):
@@ -122,12 +123,13 @@ class Command(BaseCommand):
                     embedder=embedder,
                     llm=OpenAICompatibleLLM(llm_settings),
                     counter=ServerTokenCounter(llm_settings),
-                    prompt_style=options["prompt_style"],
-                    context_tokens=options["context_tokens"],
-                    sampling=SamplingOptions(
-                        max_tokens=options["max_tokens"],
-                        temperature=settings.VERIMED_LLM_TEMPERATURE,
-                        repetition_penalty=settings.VERIMED_LLM_REPETITION_PENALTY,
+                    # The product's own generation settings, with the options this command takes.
+                    generation=default_pipeline_settings().generation.model_copy(
+                        update={
+                            "prompt_style": options["prompt_style"],
+                            "max_tokens": options["max_tokens"],
+                            "context_tokens": options["context_tokens"],
+                        }
                     ),
                     retrieval=HybridSettings(),
                     progress=progress,
