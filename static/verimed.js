@@ -54,19 +54,24 @@
       span.tabIndex = 0;
       span.dataset.index = String(index);
       const details = sentence.citations
-        .map((pmid) => pmid + ": " + (sentence.verdicts[pmid] ? sentence.verdicts[pmid].label : ""))
+        .map((pmid) => {
+          const verdict = sentence.verdicts[pmid];
+          if (!verdict) return pmid;
+          const confidence = verdict.confidence == null ? "" : " " + Math.round(verdict.confidence * 100) + "%";
+          return pmid + ": " + verdict.label + confidence;
+        })
         .join("; ");
       span.title = label + (details ? " (" + details + ")" : "");
       span.append(el("span", "icon", icon));
       span.append(el("span", "visually-hidden", label + ": "));
       span.append(document.createTextNode(sentence.display_text));
       sentence.citations.forEach((pmid) => {
-        const verdict = sentence.verdicts[pmid] || { label: "NO_REFERENCE", evidence_sentences: [] };
+        const verdict = sentence.verdicts[pmid] || { label: "NO_REFERENCE", evidence_spans: [] };
         if (retrieved.has(pmid) && verdict.label !== "NO_REFERENCE") {
           const chip = el("button", "chip chip-" + verdict.label, "PUBMED:" + pmid);
           chip.type = "button";
           chip.title = "Open the abstract (" + verdict.label + ")";
-          chip.addEventListener("click", () => openAbstract(pmid, verdict.evidence_sentences));
+          chip.addEventListener("click", () => openAbstract(pmid, verdict.evidence_spans || []));
           span.append(" ", chip);
         } else {
           span.append(" ", el("span", "chip chip-unlinked", "PUBMED:" + pmid + " (not a given abstract)"));
@@ -105,11 +110,16 @@
       [article.journal, article.year, "PMID " + article.pmid].filter(Boolean).join(" · ");
     const body = document.getElementById("abstract-body");
     body.replaceChildren();
-    const marked = new Set(evidence);
-    article.sentences.forEach((sentence, index) => {
-      const node = el(marked.has(index) ? "mark" : "span", marked.has(index) ? "evidence" : "", sentence.text);
-      body.append(node, " ");
+    // Evidence arrives as [start, end] character offsets into the abstract: exactly those characters are marked.
+    const text = article.abstract || "";
+    let cursor = 0;
+    [...evidence].sort((a, b) => a[0] - b[0]).forEach(([start, end]) => {
+      if (start < cursor || end > text.length) return;
+      if (start > cursor) body.append(document.createTextNode(text.slice(cursor, start)));
+      body.append(el("mark", "evidence", text.slice(start, end)));
+      cursor = end;
     });
+    if (cursor < text.length) body.append(document.createTextNode(text.slice(cursor)));
     dialog.showModal();
   }
 

@@ -20,6 +20,24 @@ def _normalised(scores: np.ndarray) -> np.ndarray:
     return (scores - scores.min()) / span if span > 0 else np.ones_like(scores)
 
 
+def rank_sentences(
+    claim: str,
+    sentences: Sequence[str],
+    claim_vector: np.ndarray,
+    sentence_vectors: np.ndarray,
+    *,
+    lexical_weight: float = 0.4,
+) -> list[int]:
+    """All sentence indices, best evidence first, from vectors computed ahead (cached per document)."""
+    if not sentences:
+        return []
+    cosine = (sentence_vectors @ claim_vector).astype(np.float64)
+    tokenized = [query_terms(sentence) or ["_"] for sentence in sentences]
+    lexical = np.asarray(BM25Okapi(tokenized).get_scores(query_terms(claim)), dtype=np.float64)
+    combined = lexical_weight * _normalised(lexical) + (1 - lexical_weight) * _normalised(cosine)
+    return sorted(range(len(sentences)), key=lambda index: (-combined[index], index))
+
+
 def select_evidence(
     claim: str, sentences: Sequence[str], *, embedder: Embedder, top_n: int = 2, lexical_weight: float = 0.4
 ) -> list[int]:
@@ -27,9 +45,4 @@ def select_evidence(
     if not sentences:
         return []
     vectors = embedder.embed([claim, *sentences])
-    cosine = vectors[1:] @ vectors[0]
-    tokenized = [query_terms(sentence) or ["_"] for sentence in sentences]
-    lexical = np.asarray(BM25Okapi(tokenized).get_scores(query_terms(claim)), dtype=np.float64)
-    combined = lexical_weight * _normalised(lexical) + (1 - lexical_weight) * _normalised(cosine.astype(np.float64))
-    order = sorted(range(len(sentences)), key=lambda index: (-combined[index], index))
-    return order[:top_n]
+    return rank_sentences(claim, sentences, vectors[0], vectors[1:], lexical_weight=lexical_weight)[:top_n]

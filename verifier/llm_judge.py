@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from generator.prompts import JUDGE_EXAMPLES, JUDGE_SYSTEM, JUDGE_USER
+from verifier.pairs import Classification
 
 LABELS = ("SUPPORT", "CONTRADICT", "NO_EVIDENCE")
 # Word-bounded, so "UNSUPPORTED" is not read as SUPPORT; a negated label ("NOT SUPPORTED") is caught first.
@@ -52,6 +54,14 @@ class LlmJudge:
     @property
     def model_id(self) -> str:
         return f"llm-judge:{self.model.model_id}"
+
+    def classify(self, pairs: Sequence[tuple[str, str]]) -> list[Classification]:
+        """The PairClassifier interface: one judge call per pair (llama.cpp reuses the shared few-shot prefix)."""
+        results = []
+        for claim, passage in pairs:
+            judgement = self.judge(claim, passage)
+            results.append(Classification(label=judgement.label, confidence=None, probabilities={}, raw=judgement.raw))
+        return results
 
     def judge(self, claim: str, evidence: str) -> Judgement:
         reply = self.model.complete_chat(judge_messages(claim, evidence), max_tokens=6, temperature=0.0)

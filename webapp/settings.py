@@ -147,4 +147,20 @@ VERIMED_PROMPT_STYLE = env.str("VERIMED_PROMPT_STYLE", default="chat")
 VERIMED_LLM_MAX_TOKENS = env.int("VERIMED_LLM_MAX_TOKENS", default=1225)
 VERIMED_LLM_TEMPERATURE = env.float("VERIMED_LLM_TEMPERATURE", default=0.0)
 VERIMED_LLM_REPETITION_PENALTY = env.float("VERIMED_LLM_REPETITION_PENALTY", default=1.1)
+# The claim verifier: "cross-encoder" (the trained checkpoint below) or "llm-judge" (the few-shot LLM).
+VERIMED_VERIFIER = env.str("VERIMED_VERIFIER", default="cross-encoder")
+# Any HF sequence-classification checkpoint by path or hub id; the default is the one trained here and committed.
+VERIMED_VERIFIER_MODEL = Path(
+    env.str("VERIMED_VERIFIER_MODEL", default=str(BASE_DIR / "verifier" / "models" / "verimed-minilm-verifier"))
+)
+# The checkpoint's output order when its config names labels generically (LABEL_0...), e.g. the thesis's DeBERTa:
+# NO_EVIDENCE,SUPPORT,CONTRADICT. Empty: read the names from the checkpoint.
+VERIMED_VERIFIER_LABELS = env.list("VERIMED_VERIFIER_LABELS", default=[])
+# "evidence": the verifier reads the claim against the title + top evidence sentences; "abstract": the whole one.
+VERIMED_VERIFIER_INPUT = env.str("VERIMED_VERIFIER_INPUT", default="evidence")
+# The trained evidence tagger (LateFusion) that picks and highlights evidence sentences; a missing folder falls back
+# to BM25 + cosine ranking.
+VERIMED_EVIDENCE_MODEL = Path(
+    env.str("VERIMED_EVIDENCE_MODEL", default=str(BASE_DIR / "verifier" / "models" / "verimed-evidence-late-fusion"))
+)
 VERIMED_MAX_QUESTION_CHARS = 2000

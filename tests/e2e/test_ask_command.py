@@ -45,14 +45,18 @@ def test_it_answers_with_cited_and_verified_sentences(stack: RunningStack) -> No
                 assert verdict["label"] == "NO_REFERENCE"
             else:
                 assert verdict["label"] != "NO_REFERENCE"
-                assert verdict["evidence_sentences"]
+                assert 0 < verdict["confidence"] <= 1
                 assert all(isinstance(i, int) for i in verdict["evidence_sentences"])
+                assert len(verdict["evidence_spans"]) == len(verdict["evidence_sentences"])
+                if verdict["label"] in ("SUPPORT", "CONTRADICT"):
+                    assert verdict["evidence_sentences"], "a verdict resting on evidence shows it"
     for sentence in result["sentences"]:
         if not sentence["citations"]:
             assert sentence["verdict"] == "UNCITED"
 
     assert {"retrieval", "generation", "verification", "generation_ttft"} <= set(result["timings_ms"])
-    assert set(result["models"]) == {"embedding", "generator", "verifier"}
+    assert set(result["models"]) == {"embedding", "generator", "verifier", "evidence"}
+    assert result["models"]["verifier"].startswith("cross-encoder:")
     assert result["settings"]["retrieval"]["lexical_weight"] == 0.7
 
 

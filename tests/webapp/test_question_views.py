@@ -40,7 +40,9 @@ def answered() -> Question:
 def test_the_json_carries_sentences_verdicts_and_sources(client: Client, answered: Question) -> None:
     payload = client.get(f"/questions/{answered.pk}.json").json()
     assert payload["status"] == "done"
-    assert payload["sentences"][0]["verdicts"] == {"123": {"label": "SUPPORT", "evidence_sentences": [1]}}
+    assert payload["sentences"][0]["verdicts"] == {
+        "123": {"label": "SUPPORT", "confidence": None, "evidence_sentences": [1], "evidence_spans": []}
+    }
     assert payload["sentences"][1]["citations"] == ["999"]
     assert payload["retrieved"][0]["source"]["url"] == "https://pubmed.ncbi.nlm.nih.gov/123/"
 

@@ -79,6 +79,7 @@ class AnswerSentence(models.Model):
     text = models.TextField(help_text="as the model wrote it, citations included")
     display_text = models.TextField(help_text="without citation markup")
     verdict = models.CharField(max_length=16, help_text="overall verdict across the cited abstracts")
+    confidence = models.FloatField(null=True, blank=True, help_text="the strongest confidence behind the verdict")
 
     class Meta:
         ordering = ["question", "position"]
@@ -93,8 +94,10 @@ class CitationVerdict(models.Model):
     position = models.PositiveSmallIntegerField()
     pmid = models.CharField(max_length=32)
     label = models.CharField(max_length=16)
-    evidence_sentences = models.JSONField(default=list, help_text="indices of the abstract sentences offered")
-    judge_output = models.TextField(blank=True)
+    confidence = models.FloatField(null=True, blank=True, help_text="the classifier's probability of the label")
+    evidence_sentences = models.JSONField(default=list, help_text="indices of the abstract sentences shown as evidence")
+    evidence_spans = models.JSONField(default=list, help_text="[start, end] character offsets into the abstract")
+    judge_output = models.TextField(blank=True, help_text="what the classifier said (probabilities or LLM text)")
 
     class Meta:
         ordering = ["sentence", "position"]

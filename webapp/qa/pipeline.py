@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from django.conf import settings
 from pydantic import BaseModel, Field
 
@@ -30,7 +32,17 @@ class GenerationSettings(BaseModel, frozen=True):
 
 
 class VerificationSettings(BaseModel, frozen=True):
-    evidence_sentences: int = Field(2, ge=1, le=5, description="Abstract sentences shown to the judge per claim.")
+    verifier: Literal["cross-encoder", "llm-judge"] = Field(
+        "cross-encoder", description="The trained cross-encoder, or the few-shot LLM judge."
+    )
+    verifier_model: str = Field("", description="The cross-encoder checkpoint (path or hub id).")
+    verifier_labels: list[str] = Field(default_factory=list, description="Its output order, when not in its config.")
+    input: Literal["evidence", "abstract"] = Field(
+        "evidence", description="The claim against the title + top evidence sentences, or + the whole abstract."
+    )
+    evidence_sentences: int = Field(3, ge=1, le=10, description="Evidence sentences the verifier reads per citation.")
+    max_length: int = Field(256, ge=32, le=4096, description="Tokens the cross-encoder reads per pair.")
+    evidence_model: str = Field("", description="The trained evidence tagger's folder; empty: BM25 + cosine ranking.")
 
 
 class PipelineSettings(BaseModel, frozen=True):
@@ -53,6 +65,13 @@ def default_pipeline_settings() -> PipelineSettings:
             temperature=settings.VERIMED_LLM_TEMPERATURE,
             repeat_penalty=settings.VERIMED_LLM_REPETITION_PENALTY,
             context_tokens=settings.VERIMED_LLM_CONTEXT_TOKENS,
+        ),
+        verification=VerificationSettings(
+            verifier=settings.VERIMED_VERIFIER,
+            verifier_model=str(settings.VERIMED_VERIFIER_MODEL),
+            verifier_labels=list(settings.VERIMED_VERIFIER_LABELS),
+            input=settings.VERIMED_VERIFIER_INPUT,
+            evidence_model=str(settings.VERIMED_EVIDENCE_MODEL),
         ),
         llm_model=settings.VERIMED_LLM_MODEL,
         llm_base_url=settings.VERIMED_LLM_BASE_URL,

@@ -51,9 +51,15 @@ def question_payload(question: Question) -> dict[str, Any]:
                 "text": sentence.text,
                 "display_text": sentence.display_text,
                 "verdict": sentence.verdict,
+                "confidence": sentence.confidence,
                 "citations": [citation.pmid for citation in sentence.citations.all()],
                 "verdicts": {
-                    citation.pmid: {"label": citation.label, "evidence_sentences": citation.evidence_sentences}
+                    citation.pmid: {
+                        "label": citation.label,
+                        "confidence": citation.confidence,
+                        "evidence_sentences": citation.evidence_sentences,
+                        "evidence_spans": citation.evidence_spans,
+                    }
                     for citation in sentence.citations.all()
                 },
             }
@@ -84,6 +90,7 @@ def article_payload(*, pmid: str) -> dict[str, Any]:
     return {
         **_source(article),
         "authors": article.authors,
+        "abstract": article.abstract,
         "sentences": [
             {"text": span.text, "start": span.start, "end": span.end} for span in split_sentences(article.abstract)
         ],

@@ -15,16 +15,14 @@ from generator.generate import generate_answer
 from generator.prompts import CANNOT_ANSWER
 from indexer.hybrid import hybrid_search
 from verifier.claims import claims_from_answer
-from verifier.evidence import select_evidence
-from verifier.llm_judge import LlmJudge
-from verifier.sentences import sentence_texts
-from verifier.verdicts import NO_REFERENCE, overall_verdict
+from verifier.verify import CitedAbstract
 from webapp.corpus import engines
 from webapp.corpus.models import Article
 from webapp.qa.context import generation_context, packed_context
 from webapp.qa.llm import llm_for, token_counter_for
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
 from webapp.qa.pipeline import PipelineSettings, default_pipeline_settings
+from webapp.qa.verification import answer_verifier
 
 # How often streamed tokens are written to the row the page polls: often enough to look live, rarely enough
 # that SQLite is not written for every token.
@@ -213,55 +211,48 @@ def question_verify(*, question_id: int) -> None:
     question = _enter_stage(question_id, Question.Status.VERIFYING)
     pipeline = _pipeline(question)
     started = time.perf_counter()
-    judge = LlmJudge(llm_for(pipeline))
+    verifier = answer_verifier(pipeline)
     # Only what the model was shown can be cited; anything else is NO_REFERENCE and never linked.
-    retrieved = set(
+    given = set(
         question.given_pmids if "given" in question.context else question.retrieved.values_list("pmid", flat=True)
     )
     claims = [] if question.cannot_answer else claims_from_answer(question.answer_text)
     articles = Article.objects.in_bulk([pmid for claim in claims for pmid in claim.citations], field_name="pmid")
-    rows: list[tuple[AnswerSentence, list[CitationVerdict]]] = []
-    for position, claim in enumerate(claims):
-        verdicts = []
-        for citation_position, pmid in enumerate(claim.citations):
-            article = articles.get(pmid)
-            if pmid not in retrieved or article is None:
-                verdicts.append(CitationVerdict(position=citation_position, pmid=pmid, label=NO_REFERENCE))
-                continue
-            sentences = sentence_texts(article.abstract)
-            chosen = select_evidence(
-                claim.display_text,
-                sentences,
-                embedder=engines.embedder(),
-                top_n=pipeline.verification.evidence_sentences,
-            )
-            judgement = judge.judge(claim.display_text, " ".join(sentences[index] for index in sorted(chosen)))
-            verdicts.append(
-                CitationVerdict(
-                    position=citation_position,
-                    pmid=pmid,
-                    label=judgement.label,
-                    evidence_sentences=chosen,
-                    judge_output=judgement.raw,
-                )
-            )
-        sentence = AnswerSentence(
-            position=position,
-            text=claim.text,
-            display_text=claim.display_text,
-            verdict=overall_verdict(verdict.label for verdict in verdicts),
-        )
-        rows.append((sentence, verdicts))
+    abstracts = {
+        pmid: CitedAbstract(pmid=pmid, title=article.title, abstract=article.abstract)
+        for pmid, article in articles.items()
+    }
+    results = verifier.verify(claims, abstracts, given)
     with transaction.atomic():
         question.sentences.all().delete()  # a retried task starts this stage over
-        for sentence, verdicts in rows:
-            sentence.question = question
-            sentence.save()
-            for verdict in verdicts:
-                verdict.sentence = sentence
-            CitationVerdict.objects.bulk_create(verdicts)
+        for position, result in enumerate(results):
+            sentence = AnswerSentence.objects.create(
+                question=question,
+                position=position,
+                text=result.claim.text,
+                display_text=result.claim.display_text,
+                verdict=result.verdict,
+                confidence=result.confidence,
+            )
+            CitationVerdict.objects.bulk_create(
+                CitationVerdict(
+                    sentence=sentence,
+                    position=citation_position,
+                    pmid=citation.pmid,
+                    label=citation.label,
+                    confidence=citation.confidence,
+                    evidence_sentences=list(citation.evidence),
+                    evidence_spans=[list(span) for span in citation.evidence_spans],
+                    judge_output=citation.detail,
+                )
+                for citation_position, citation in enumerate(result.citations)
+            )
         _record_timing(question, "verification", started)
-        question.models_used = {**question.models_used, "verifier": judge.model_id}
+        question.models_used = {
+            **question.models_used,
+            "verifier": verifier.classifier.model_id,
+            "evidence": verifier.evidence.model_id,
+        }
         question.status = Question.Status.DONE
         question.save(update_fields=["status", "timings_ms", "models_used", "updated_at"])
 

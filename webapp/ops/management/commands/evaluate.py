@@ -9,6 +9,7 @@ Without --serve it uses the configured LLM endpoint (VERIMED_LLM_BASE_URL / VERI
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ from webapp.ops.evaluate_generation import (
     load_pqal,
     print_table,
 )
+from webapp.ops.evaluate_verification import format_evidence_table, format_verification_table
+from webapp.ops.verification_commands import evidence_command, verification_command
 from webapp.qa.pipeline import default_pipeline_settings
 
 
@@ -55,9 +58,46 @@ class Command(BaseCommand):
         generation.add_argument("--max-tokens", type=int, default=settings.VERIMED_LLM_MAX_TOKENS)
         generation.add_argument("--context-tokens", type=int, default=settings.VERIMED_LLM_CONTEXT_TOKENS)
 
+        verification = stages.add_parser("verification", help="Claim verification on labelled (claim, document) pairs.")
+        verification.add_argument("--claims", type=Path, required=True)
+        verification.add_argument("--corpus", type=Path, help="The corpus of the claims (scifact format).")
+        verification.add_argument("--format", choices=("scifact", "healthver-csv"), default="scifact")
+        verification.add_argument("--json", type=Path, help="Write the results here.")
+        verification.add_argument("--model", default=str(settings.VERIMED_VERIFIER_MODEL), help="checkpoint path or id")
+        verification.add_argument("--labels", help="The checkpoint's output order, e.g. NO_EVIDENCE,SUPPORT,CONTRADICT")
+        verification.add_argument("--evidence-sentences", type=int, default=3)
+        verification.add_argument(
+            "--judge-pairs", type=int, default=60, help="Label-balanced pairs for the LLM judge baseline (0: skip)."
+        )
+        verification.add_argument(
+            "--serve-judge",
+            choices=sorted(MODELS),
+            help="Serve this packaged model for the judge (default: the configured endpoint).",
+        )
+
+        evidence = stages.add_parser("evidence", help="Sentence-level evidence extraction on rationale pairs.")
+        evidence.add_argument("--claims", type=Path, required=True)
+        evidence.add_argument("--corpus", type=Path, required=True)
+        evidence.add_argument("--json", type=Path, help="Write the results here.")
+        evidence.add_argument("--late-fusion", type=Path, default=settings.VERIMED_EVIDENCE_MODEL)
+        evidence.add_argument(
+            "--early-fusion", type=Path, default=settings.VAR_DIR / "models" / "verimed-evidence-early-fusion"
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         if options["stage"] == "generation":
             self._generation(options)
+        elif options["stage"] == "verification":
+            self._write(verification_command(options, self.stdout.write), options["json"], format_verification_table)
+        elif options["stage"] == "evidence":
+            self._write(evidence_command(options, self.stdout.write), options["json"], format_evidence_table)
+
+    def _write(self, result: dict[str, Any], out: Path | None, table: Callable[[dict[str, Any]], str]) -> None:
+        self.stdout.write(table(result))
+        if out:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(result, indent=2))
+            self.stdout.write(f"wrote {out}")
 
     def _generation(self, options: dict[str, Any]) -> None:
         path: Path = options["pubmedqa"]

@@ -1,0 +1,66 @@
+"""Building verifier training examples, and a short real fine-tuning run of the packaged MiniLM backbone."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from verifier.cross_encoder import CrossEncoderVerifier
+from verifier.datasets import ClaimDocumentPair, Document
+from verifier.training import (
+    Example,
+    TrainingConfig,
+    _length_bucketed_batches,
+    build_examples,
+    evidence_choice,
+    train_verifier,
+)
+
+DOCUMENT = Document("d1", "Metformin trial", ("Intro.", "HbA1c fell.", "No acidosis.", "Funding.", "Limits."))
+
+
+def pair(label: str, rationale: tuple[int, ...]) -> ClaimDocumentPair:
+    return ClaimDocumentPair("1", "Metformin lowers HbA1c.", DOCUMENT, label, rationale)
+
+
+def test_the_rationale_is_kept_and_topped_up_with_the_best_ranked_sentences() -> None:
+    assert evidence_choice(pair("SUPPORT", (1,)), ranked=[4, 1, 0, 2, 3], k=3) == [1, 4, 0]
+    assert evidence_choice(pair("NO_EVIDENCE", ()), ranked=[4, 1, 0], k=2) == [4, 1]
+    assert evidence_choice(pair("SUPPORT", (0, 1, 2, 3)), ranked=[4], k=2) == [0, 1]
+
+
+def test_whole_abstract_examples_and_hard_negatives() -> None:
+    [example] = build_examples([pair("SUPPORT", (1,))], None, input_mode="abstract")
+    assert example.passage == "Metformin trial Intro. HbA1c fell. No acidosis. Funding. Limits."
+
+
+def test_length_buckets_cover_every_example_once() -> None:
+    lengths = [random.Random(1).randint(10, 500) for _ in range(101)]
+    batches = _length_bucketed_batches(lengths, 8, random.Random(2))
+    assert sorted(index for batch in batches for index in batch) == list(range(101))
+    assert all(len(batch) <= 8 for batch in batches)
+
+
+def test_a_short_real_run_saves_an_fp16_checkpoint_that_loads(tmp_path: Path) -> None:
+    from indexer.embedder import MINILM, resolve_model_path
+
+    texts = [
+        ("Drug A lowers blood pressure.", "Trial. Drug A lowered blood pressure by 10 mmHg.", "SUPPORT"),
+        ("Drug A lowers blood pressure.", "Trial. Drug A did not change blood pressure.", "CONTRADICT"),
+        ("Drug A lowers blood pressure.", "Survey. Patients preferred morning clinics.", "NO_EVIDENCE"),
+    ]
+    train = [Example(claim, passage, label) for claim, passage, label in texts * 6]
+    dev = {"toy": [Example(claim, passage, label) for claim, passage, label in texts]}
+    output = tmp_path / "verifier"
+    config = TrainingConfig(backbone=resolve_model_path(MINILM), output=str(output), epochs=2, max_length=48)
+
+    summary = train_verifier(config, train, dev, on_progress=lambda message: None)
+
+    assert [entry["epoch"] for entry in summary["history"]] == [1, 2]  # type: ignore[index, union-attr]
+    saved = json.loads((output / "training.json").read_text())
+    assert saved["train_examples"] == 18
+    assert saved["config"]["max_length"] == 48
+    loaded = CrossEncoderVerifier.load(output)
+    assert loaded.labels == ("SUPPORT", "CONTRADICT", "NO_EVIDENCE")
+    assert len(loaded.classify([(texts[0][0], texts[0][1])])) == 1

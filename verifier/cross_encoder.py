@@ -1,0 +1,126 @@
+"""A sequence-classification cross-encoder that labels a claim against a passage: SUPPORT, CONTRADICT or NO_EVIDENCE.
+
+Any Hugging Face checkpoint loads by path or hub id. The label order comes from the checkpoint's own `id2label`
+when its names are ours (or SciFact's), or from `labels` when the checkpoint uses generic names: the thesis's
+DeBERTa-v3-large (`MilosKosRad/TextualEntailment_DeBERTa_preprocessedSciFACT`) says LABEL_0..2 and needs
+`labels=("NO_EVIDENCE", "SUPPORT", "CONTRADICT")`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import (
+    AutoModelForSequenceClassification,
+    AutoTokenizer,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
+
+from verifier.datasets import DatasetFormatError, normalise_label
+from verifier.pairs import Classification
+
+
+def checkpoint_labels(id2label: dict[int, str], override: Sequence[str] | None) -> tuple[str, ...]:
+    """Our label names in the checkpoint's output order."""
+    if override:
+        labels = tuple(normalise_label(name) for name in override)
+        if len(labels) != len(id2label):
+            raise ValueError(f"{len(labels)} labels given for a checkpoint with {len(id2label)} outputs")
+        return labels
+    try:
+        return tuple(normalise_label(id2label[index]) for index in range(len(id2label)))
+    except DatasetFormatError as error:
+        raise ValueError(
+            f"the checkpoint's labels {list(id2label.values())} are not verdict names: set the label order"
+        ) from error
+
+
+class CrossEncoderVerifier:
+    def __init__(
+        self,
+        tokenizer: PreTrainedTokenizerBase,
+        model: PreTrainedModel,
+        *,
+        name: str,
+        labels: Sequence[str] | None = None,
+        max_length: int = 256,
+        batch_size: int = 32,
+    ) -> None:
+        self.model_name = name
+        self.tokenizer = tokenizer
+        self.model = model
+        self.labels = checkpoint_labels({int(k): str(v) for k, v in (model.config.id2label or {}).items()}, labels)
+        self.max_length = max_length
+        self.batch_size = batch_size
+        # One torch model serves the worker's threads; forward passes are serialised rather than interleaved.
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(
+        cls, model: str | Path, *, labels: Sequence[str] | None = None, max_length: int = 256, batch_size: int = 32
+    ) -> CrossEncoderVerifier:
+        """A checkpoint by local path or hub id; weights stored in fp16 are run in fp32 (faster on CPU)."""
+        name = str(model)
+        loaded = AutoModelForSequenceClassification.from_pretrained(name, dtype=torch.float32)
+        loaded.eval()
+        return cls(
+            AutoTokenizer.from_pretrained(name),
+            loaded,
+            name=name,
+            labels=labels,
+            max_length=max_length,
+            batch_size=batch_size,
+        )
+
+    @property
+    def model_id(self) -> str:
+        return f"cross-encoder:{Path(self.model_name).name}"
+
+    def pair_features(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """The first token's last hidden state plus the label probabilities per pair: EarlyFusion's input."""
+        rows: list[np.ndarray] = []
+        with self._lock, torch.inference_mode():
+            for start in range(0, len(pairs), self.batch_size):
+                batch = pairs[start : start + self.batch_size]
+                encoded = self.tokenizer(
+                    [claim for claim, _ in batch],
+                    [passage for _, passage in batch],
+                    truncation="longest_first",
+                    max_length=self.max_length,
+                    padding=True,
+                    return_tensors="pt",
+                )
+                output = self.model(**encoded, output_hidden_states=True)
+                pooled = output.hidden_states[-1][:, 0]
+                rows.append(torch.cat([pooled, torch.softmax(output.logits.float(), dim=-1)], dim=1).numpy())
+        return np.concatenate(rows).astype(np.float32) if rows else np.zeros((0, 0), dtype=np.float32)
+
+    def classify(self, pairs: Sequence[tuple[str, str]]) -> list[Classification]:
+        """Labels for (claim, passage) pairs, in order. Batches are formed by length to pad little."""
+        order = sorted(range(len(pairs)), key=lambda index: len(pairs[index][0]) + len(pairs[index][1]))
+        results: list[Classification | None] = [None] * len(pairs)
+        with self._lock, torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start : start + self.batch_size]
+                encoded = self.tokenizer(
+                    [pairs[index][0] for index in batch],
+                    [pairs[index][1] for index in batch],
+                    truncation="longest_first",
+                    max_length=self.max_length,
+                    padding=True,
+                    return_tensors="pt",
+                )
+                probabilities = torch.softmax(self.model(**encoded).logits.float(), dim=-1).tolist()
+                for index, row in zip(batch, probabilities, strict=True):
+                    best = max(range(len(row)), key=row.__getitem__)
+                    results[index] = Classification(
+                        label=self.labels[best],
+                        confidence=row[best],
+                        probabilities=dict(zip(self.labels, row, strict=True)),
+                    )
+        return [result for result in results if result is not None]
