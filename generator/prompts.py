@@ -68,8 +68,9 @@ NO_EVIDENCE if the evidence is about the topic but does not establish whether th
 Being on the same topic is not support, and not contradiction either."""
 
 # Few-shot pairs: without them a small model almost never answers CONTRADICT (field notes). With them the 1.5B
-# model over-answers CONTRADICT and is near chance on SciFact dev (benchmarks/judge_scifact.py: macro-F1 0.27 on
-# 90 balanced pairs, whatever the order of these examples); the trained verifier of its own issue replaces it.
+# model over-answers CONTRADICT and is near chance on SciFact dev (macro-F1 about 0.27 on balanced pairs, whatever
+# the order of these examples; `manage.py evaluate verification` measures it beside the trained cross-encoder,
+# which is the default verifier).
 JUDGE_EXAMPLES: tuple[tuple[str, str, str], ...] = (
     (
         "Vitamin C supplementation prevents the common cold.",
