@@ -44,9 +44,8 @@ def test_it_labels_pairs_in_order_with_probabilities(verifier: CrossEncoderVerif
         assert result.confidence == max(result.probabilities.values())
         assert result.label == max(result.probabilities, key=result.probabilities.__getitem__)
     # Order is kept although batches are formed by length.
-    assert [r.probabilities for r in verifier.classify(pairs[::-1])][::-1] == pytest.approx(
-        [r.probabilities for r in results], abs=1e-4
-    )
+    for again, first in zip(verifier.classify(pairs[::-1])[::-1], results, strict=True):
+        assert again.probabilities == pytest.approx(first.probabilities, abs=1e-4)
     assert verifier.classify([]) == []
 
 

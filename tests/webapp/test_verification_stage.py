@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_django.fixtures import SettingsWrapper
+from pytest_django.fixtures import Settings
 
 from indexer.records import ArticleRecord
 from webapp.qa import services
@@ -68,7 +68,7 @@ def test_a_retried_verification_replaces_its_rows(indexed_articles: list[Article
     assert CitationVerdict.objects.filter(sentence__question=question).count() == first_count == 3
 
 
-def test_the_llm_judge_stays_selectable(settings: SettingsWrapper, db: None) -> None:
+def test_the_llm_judge_stays_selectable(settings: Settings, db: None) -> None:
     settings.VERIMED_VERIFIER = "llm-judge"
     pipeline = default_pipeline_settings()
     assert pipeline.verification.verifier == "llm-judge"
