@@ -17,6 +17,7 @@ import torch
 from transformers import (
     AutoModelForSequenceClassification,
     AutoTokenizer,
+    BatchEncoding,
     PreTrainedModel,
     PreTrainedTokenizerBase,
 )
@@ -81,20 +82,24 @@ class CrossEncoderVerifier:
     def model_id(self) -> str:
         return f"cross-encoder:{Path(self.model_name).name}"
 
+    def _encode(self, batch: Sequence[tuple[str, str]]) -> BatchEncoding:
+        encoded: BatchEncoding = self.tokenizer(
+            [claim for claim, _ in batch],
+            [passage for _, passage in batch],
+            truncation="longest_first",
+            max_length=self.max_length,
+            padding=True,
+            return_tensors="pt",
+        )
+        return encoded
+
     def pair_features(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """The first token's last hidden state plus the label probabilities per pair: EarlyFusion's input."""
         rows: list[np.ndarray] = []
         with self._lock, torch.inference_mode():
             for start in range(0, len(pairs), self.batch_size):
                 batch = pairs[start : start + self.batch_size]
-                encoded = self.tokenizer(
-                    [claim for claim, _ in batch],
-                    [passage for _, passage in batch],
-                    truncation="longest_first",
-                    max_length=self.max_length,
-                    padding=True,
-                    return_tensors="pt",
-                )
+                encoded = self._encode(batch)
                 output = self.model(**encoded, output_hidden_states=True)
                 pooled = output.hidden_states[-1][:, 0]
                 rows.append(torch.cat([pooled, torch.softmax(output.logits.float(), dim=-1)], dim=1).numpy())
@@ -107,14 +112,7 @@ class CrossEncoderVerifier:
         with self._lock, torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 batch = order[start : start + self.batch_size]
-                encoded = self.tokenizer(
-                    [pairs[index][0] for index in batch],
-                    [pairs[index][1] for index in batch],
-                    truncation="longest_first",
-                    max_length=self.max_length,
-                    padding=True,
-                    return_tensors="pt",
-                )
+                encoded = self._encode([pairs[index] for index in batch])
                 probabilities = torch.softmax(self.model(**encoded).logits.float(), dim=-1).tolist()
                 for index, row in zip(batch, probabilities, strict=True):
                     best = max(range(len(row)), key=row.__getitem__)

@@ -175,3 +175,11 @@ DEV_SPLITS = (
 
 def read_split(data_root: Path, split: Split) -> list[ClaimDocumentPair]:
     return read_scifact_pairs(data_root / split.claims, data_root / split.corpus)
+
+
+def read_training_pairs(data_root: Path, *, limit: int | None = None) -> list[ClaimDocumentPair]:
+    """The pairs of every training split; `limit` keeps an evenly spaced subset of that size (a quick run)."""
+    pairs = [pair for split in TRAIN_SPLITS for pair in read_split(data_root, split)]
+    if limit:
+        pairs = pairs[:: max(1, len(pairs) // limit)][:limit]
+    return pairs

@@ -14,6 +14,7 @@ from pathlib import Path
 from verifier.evidence import rank_sentences
 from verifier.evidence_model import EvidenceTagger, late_fusion_features
 from verifier.vectors import SentenceVectors
+from verifier.verify import EvidenceFinder
 
 
 class TaggedEvidence:
@@ -59,3 +60,10 @@ class RankedEvidence:
 
     def is_evidence(self, score: float) -> bool:
         return False
+
+
+def evidence_finder_for(folder: Path, vectors: SentenceVectors) -> EvidenceFinder:
+    """The trained tagger saved in `folder`, or BM25 + cosine ranking where none was trained."""
+    if (folder / "config.json").exists():
+        return TaggedEvidence.load(folder, vectors)
+    return RankedEvidence(vectors)

@@ -98,16 +98,11 @@ class EvidenceTagger:
     @classmethod
     def load(cls, folder: Path) -> EvidenceTagger:
         config = json.loads((folder / "config.json").read_text())
-        model = SentenceTagger(int(config["input_size"]))
+        input_size = int(config["input_size"])
+        model = SentenceTagger(input_size)
         state = torch.load(folder / "tagger.pt", map_location="cpu", weights_only=True)
         model.load_state_dict({name: tensor.float() for name, tensor in state.items()})
-        return cls(model, kind=str(config["kind"]), threshold=float(config["threshold"]), input_size=model_input(model))
-
-
-def model_input(model: SentenceTagger) -> int:
-    first = model.project[0]
-    assert isinstance(first, nn.Linear)
-    return int(first.in_features)
+        return cls(model, kind=str(config["kind"]), threshold=float(config["threshold"]), input_size=input_size)
 
 
 def train_tagger(

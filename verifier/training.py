@@ -26,7 +26,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_
 
 from verifier.cross_encoder import CrossEncoderVerifier
 from verifier.datasets import LABELS, ClaimDocumentPair
-from verifier.metrics import classification_report
+from verifier.metrics import score_classifier
 from verifier.pairs import verifier_passage
 from verifier.vectors import SentenceVectors
 from verifier.verdicts import NO_EVIDENCE
@@ -136,11 +136,7 @@ def _length_bucketed_batches(lengths: Sequence[int], batch_size: int, rng: rando
 
 
 def evaluate_examples(verifier: CrossEncoderVerifier, examples: Sequence[Example]) -> dict[str, object]:
-    started = time.perf_counter()
-    predicted = [result.label for result in verifier.classify([(e.claim, e.passage) for e in examples])]
-    seconds = time.perf_counter() - started
-    report = classification_report([e.label for e in examples], predicted)
-    return {**report, "pairs_per_s": round(len(examples) / seconds, 1) if seconds else None}
+    return score_classifier(verifier, [(e.claim, e.passage) for e in examples], [e.label for e in examples])
 
 
 def _f1s(scores: dict[str, dict[str, object]]) -> str:

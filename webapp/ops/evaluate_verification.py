@@ -20,7 +20,7 @@ from rank_bm25 import BM25Okapi
 from indexer.stopwords import query_terms
 from verifier.datasets import LABELS, ClaimDocumentPair
 from verifier.evidence_model import EvidenceTagger, sentence_f1
-from verifier.metrics import classification_report
+from verifier.metrics import classification_report, score_classifier
 from verifier.pairs import PairClassifier, verifier_passage
 from verifier.verify import EvidenceFinder
 
@@ -38,19 +38,6 @@ def verifier_inputs(
             chosen = sorted(range(len(sentences)), key=lambda index: (-scores[index], index))[:evidence_sentences]
         inputs.append((pair.claim, verifier_passage(pair.document.title, sentences, chosen)))
     return inputs
-
-
-def score_classifier(
-    classifier: PairClassifier, inputs: Sequence[tuple[str, str]], gold: Sequence[str]
-) -> dict[str, Any]:
-    started = time.perf_counter()
-    predicted = [result.label for result in classifier.classify(inputs)]
-    seconds = time.perf_counter() - started
-    return {
-        **classification_report(gold, predicted),
-        "pairs_per_s": round(len(inputs) / seconds, 2) if seconds else None,
-        "predicted": dict(Counter(predicted)),
-    }
 
 
 def majority_baseline(train_labels: Sequence[str], gold: Sequence[str]) -> dict[str, Any]:

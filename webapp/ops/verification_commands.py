@@ -13,12 +13,11 @@ from django.core.management.base import CommandError
 
 from generator.llm import LLMSettings, OpenAICompatibleLLM
 from generator.serve import served_model
-from verifier.datasets import TRAIN_SPLITS, ClaimDocumentPair, DatasetFormatError, read_pairs, read_split
-from verifier.evidence_finders import RankedEvidence, TaggedEvidence
+from verifier.datasets import ClaimDocumentPair, DatasetFormatError, read_pairs, read_training_pairs
+from verifier.evidence_finders import evidence_finder_for
 from verifier.evidence_model import EvidenceTagger, late_fusion_features
 from verifier.llm_judge import LlmJudge
 from verifier.vectors import SentenceVectors
-from verifier.verify import EvidenceFinder
 from webapp.corpus import engines
 from webapp.ops.evaluate_verification import run_evidence, run_verification
 
@@ -40,11 +39,6 @@ def _pairs(options: dict[str, Any]) -> list[ClaimDocumentPair]:
     return pairs
 
 
-def _finder(vectors: SentenceVectors) -> EvidenceFinder:
-    folder = Path(settings.VERIMED_EVIDENCE_MODEL)
-    return TaggedEvidence.load(folder, vectors) if (folder / "config.json").exists() else RankedEvidence(vectors)
-
-
 def verification_command(options: dict[str, Any], write: Write) -> dict[str, Any]:
     from verifier.cross_encoder import CrossEncoderVerifier
 
@@ -54,7 +48,7 @@ def verification_command(options: dict[str, Any], write: Write) -> dict[str, Any
     vectors = SentenceVectors(engines.embedder())
     write(f"{len(pairs)} pairs; embedding their sentences…")
     vectors.add_pairs(pairs)
-    train_labels = [pair.label for split in TRAIN_SPLITS for pair in read_split(settings.VERIMED_DATA_DIR, split)]
+    train_labels = [pair.label for pair in read_training_pairs(settings.VERIMED_DATA_DIR)]
     serving: AbstractContextManager[str | None] = nullcontext(None)
     if options["judge_pairs"] and options.get("serve_judge"):
         write(f"serving {options['serve_judge']} with llama.cpp for the LLM judge…")
@@ -77,7 +71,7 @@ def verification_command(options: dict[str, Any], write: Write) -> dict[str, Any
             **run_verification(
                 pairs,
                 classifier=classifier,
-                finder=_finder(vectors),
+                finder=evidence_finder_for(Path(settings.VERIMED_EVIDENCE_MODEL), vectors),
                 evidence_sentences=options["evidence_sentences"],
                 train_labels=train_labels,
                 judge=judge,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from verifier.evidence_finders import RankedEvidence, TaggedEvidence
+from verifier.evidence_finders import evidence_finder_for
 from verifier.llm_judge import LlmJudge
 from verifier.pairs import PairClassifier
 from verifier.vectors import SentenceVectors
@@ -32,10 +32,7 @@ def cross_encoder(model: str, labels: tuple[str, ...], max_length: int) -> PairC
 
 @cache
 def evidence_finder(tagger_folder: str) -> EvidenceFinder:
-    folder = Path(tagger_folder)
-    if tagger_folder and (folder / "config.json").exists():
-        return TaggedEvidence.load(folder, sentence_vectors())
-    return RankedEvidence(sentence_vectors())
+    return evidence_finder_for(Path(tagger_folder), sentence_vectors())
 
 
 def answer_verifier(pipeline: PipelineSettings) -> AnswerVerifier:

@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from verifier.datasets import DEV_SPLITS, TRAIN_SPLITS, read_split
+from verifier.datasets import DEV_SPLITS, TRAIN_SPLITS, read_split, read_training_pairs
 from verifier.evidence_model import train_tagger
 from verifier.evidence_training import early_fusion_examples, late_fusion_examples
 from verifier.vectors import SentenceVectors
@@ -43,9 +43,7 @@ class Command(BaseCommand):
             else settings.VAR_DIR / "models" / "verimed-evidence-early-fusion"
         )
         output: Path = options["output"] or default_output
-        train_pairs = [pair for split in TRAIN_SPLITS for pair in read_split(data_root, split)]
-        if options["limit"]:
-            train_pairs = train_pairs[:: max(1, len(train_pairs) // options["limit"])][: options["limit"]]
+        train_pairs = read_training_pairs(data_root, limit=options["limit"])
         dev_pairs = [pair for split in DEV_SPLITS for pair in read_split(data_root, split) if pair.rationale]
         started = time.perf_counter()
         if kind == "late_fusion":

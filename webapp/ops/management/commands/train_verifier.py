@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from indexer.embedder import resolve_model_path
-from verifier.datasets import DEV_SPLITS, TRAIN_SPLITS, read_split
+from verifier.datasets import DEV_SPLITS, TRAIN_SPLITS, read_split, read_training_pairs
 from verifier.training import TrainingConfig, build_examples, gold_free_examples, train_verifier
 from verifier.vectors import SentenceVectors
 from webapp.corpus import engines
@@ -60,9 +60,7 @@ class Command(BaseCommand):
             train_splits=[split.name for split in TRAIN_SPLITS],
             dev_splits=[split.name for split in DEV_SPLITS],
         )
-        train_pairs = [pair for split in TRAIN_SPLITS for pair in read_split(data_root, split)]
-        if options["limit"]:
-            train_pairs = train_pairs[:: max(1, len(train_pairs) // options["limit"])][: options["limit"]]
+        train_pairs = read_training_pairs(data_root, limit=options["limit"])
         dev_pairs = {split.name: read_split(data_root, split) for split in DEV_SPLITS}
         vectors = None
         if input_mode == "evidence":
