@@ -1,8 +1,8 @@
-"""The roles an index backend plays, as Protocols every adapter implements."""
+"""The roles an index backend plays, as Protocols every adapter implements, and the values they exchange."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -22,15 +22,98 @@ class Hit:
     score: float
 
 
+@dataclass(frozen=True)
+class Facets:
+    """The fields of an article that search filters look at; every index stores them beside the text or vector."""
+
+    year: int | None = None
+    journal: str = ""
+    publication_types: tuple[str, ...] = ()
+    mesh: tuple[str, ...] = ()  # descriptor names
+
+    @classmethod
+    def of(cls, record: ArticleRecord) -> Facets:
+        return cls(
+            year=record.year,
+            journal=record.journal,
+            publication_types=record.publication_types,
+            mesh=tuple(heading.descriptor for heading in record.mesh),
+        )
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Restrictions applied inside each search leg, never to its results afterwards.
+
+    Kinds combine with AND; the values of one kind with OR. A year bound excludes articles without a year.
+    Journal, publication type and MeSH values match exactly (case-sensitive), as PubMed spells them.
+    """
+
+    year_from: int | None = None
+    year_to: int | None = None
+    journals: tuple[str, ...] = ()
+    publication_types: tuple[str, ...] = ()
+    mesh: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return (
+            self.year_from is None
+            and self.year_to is None
+            and not self.journals
+            and not self.publication_types
+            and not self.mesh
+        )
+
+    def admits(self, facets: Facets) -> bool:
+        """The reference semantics every adapter must reproduce (the contract suites compare against it)."""
+        if self.year_from is not None or self.year_to is not None:
+            if facets.year is None:
+                return False
+            if self.year_from is not None and facets.year < self.year_from:
+                return False
+            if self.year_to is not None and facets.year > self.year_to:
+                return False
+        if self.journals and facets.journal not in self.journals:
+            return False
+        if self.publication_types and not set(self.publication_types) & set(facets.publication_types):
+            return False
+        return not (self.mesh and not set(self.mesh) & set(facets.mesh))
+
+
+NO_FILTERS = SearchFilters()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of one article's title + abstract that fits the embedding model; `index` counts from 0."""
+
+    pmid: str
+    index: int
+    text: str
+    facets: Facets = Facets()
+
+
+def best_per_pmid(hits: Iterable[Hit], *, limit: int) -> list[Hit]:
+    """Chunk hits aggregated to their article by the best chunk's score, best first, at most `limit`."""
+    best: dict[str, float] = {}
+    for hit in hits:
+        if hit.score > best.get(hit.pmid, float("-inf")):
+            best[hit.pmid] = hit.score
+    ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
+    return [Hit(pmid=pmid, score=score) for pmid, score in ranked[:limit]]
+
+
 class LexicalIndex(Protocol):
-    """A BM25 full-text index over title + abstract."""
+    """A BM25 full-text index over title + abstract, one document per PMID, with facets to filter on."""
 
     def add(self, records: Sequence[ArticleRecord]) -> None:
         """Index records, replacing any document with the same PMID."""
 
     def delete(self, pmids: Sequence[str]) -> None: ...
 
-    def search(self, query: str, *, limit: int) -> list[Hit]: ...
+    def search(self, query: str, *, limit: int, filters: SearchFilters = NO_FILTERS) -> list[Hit]:
+        """Best `limit` PMIDs for the query's terms (stopwords removed) among the documents `filters` admits."""
 
     def count(self) -> int: ...
 
@@ -38,15 +121,23 @@ class LexicalIndex(Protocol):
 
 
 class VectorIndex(Protocol):
-    """A dense-vector nearest-neighbour index keyed by PMID."""
+    """A dense-vector nearest-neighbour index of article chunks; searches answer with PMIDs."""
 
-    def upsert(self, pmids: Sequence[str], vectors: Vectors) -> None: ...
+    def upsert(self, chunks: Sequence[Chunk], vectors: Vectors) -> None:
+        """Store one point per chunk; a (pmid, index) already stored is replaced, never duplicated.
 
-    def delete(self, pmids: Sequence[str]) -> None: ...
+        The caller passes every chunk of an article together and deletes the article first when it may have
+        had more chunks before (ingestion does), so that no stale chunk outlives a shorter new version.
+        """
 
-    def search(self, vector: Vectors, *, limit: int) -> list[Hit]: ...
+    def delete(self, pmids: Sequence[str]) -> None:
+        """Remove every chunk of these articles."""
 
-    def count(self) -> int: ...
+    def search(self, vector: Vectors, *, limit: int, filters: SearchFilters = NO_FILTERS) -> list[Hit]:
+        """Best `limit` distinct PMIDs, each scored by its best chunk (`best_per_pmid`), among admitted ones."""
+
+    def count(self) -> int:
+        """Stored points (chunks), not articles."""
 
     def optimize(self) -> None:
         """Build the ANN structures (HNSW, quantisation) after a bulk load."""
@@ -59,5 +150,12 @@ class Embedder(Protocol):
 
     model_id: str
     dimension: int
+
+    @property
+    def max_tokens(self) -> int:
+        """The longest input, in the model's tokens, it reads before truncating."""
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        """Each text's length in the model's own tokens, special tokens included."""
 
     def embed(self, texts: Sequence[str]) -> Vectors: ...

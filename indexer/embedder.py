@@ -47,6 +47,20 @@ class SentenceTransformerEmbedder:
         self._model = SentenceTransformer(resolve_model_path(self.name), device="cpu")
         self.dimension = int(self._model.get_embedding_dimension())
 
+    @property
+    def max_tokens(self) -> int:
+        """The longest input, in the model's tokens, it reads before truncating."""
+        self.warm_up()
+        return int(self._model.max_seq_length)
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        """Each text's length in the model's own tokens, special tokens included, without truncation."""
+        self.warm_up()
+        if not texts:
+            return []
+        encoded = self._model.tokenizer(list(texts), add_special_tokens=True, truncation=False)["input_ids"]
+        return [len(ids) for ids in encoded]
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         self.warm_up()
         if not texts:

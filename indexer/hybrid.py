@@ -1,20 +1,31 @@
-"""Hybrid retrieval: a BM25 leg and a dense leg, each min-max normalised, fused by a weighted sum."""
+"""Hybrid retrieval: a BM25 leg and a dense leg run in parallel, with the same filters inside both, then fused.
+
+Fusion is a weighted sum of min-max normalised scores (VerifAI's 0.7 lexical / 0.3 semantic by default) or
+reciprocal-rank fusion, which ignores the scores' scales altogether.
+"""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from indexer.base import Embedder, Hit, LexicalIndex, VectorIndex
+from indexer.base import NO_FILTERS, Embedder, Hit, LexicalIndex, SearchFilters, VectorIndex
+
+Fusion = Literal["weighted", "rrf"]
+Mode = Literal["hybrid", "lexical", "semantic"]
 
 
 class HybridSettings(BaseModel, frozen=True):
     top_k: int = Field(10, ge=1, le=100, description="Abstracts returned after fusion.")
+    mode: Mode = Field("hybrid", description="Both legs fused, or one leg alone.")
+    fusion: Fusion = Field("weighted", description="Weighted sum of min-max normalised scores, or reciprocal rank.")
     lexical_weight: float = Field(0.7, ge=0, le=1, description="Weight of the normalised BM25 score.")
     semantic_weight: float = Field(0.3, ge=0, le=1, description="Weight of the normalised dense score.")
-    candidates_per_leg: int = Field(50, ge=1, le=1000, description="Candidates each leg returns before fusion.")
+    rrf_k: int = Field(60, ge=1, le=1000, description="Reciprocal-rank fusion's constant: 1 / (k + rank).")
+    candidates_per_leg: int = Field(50, ge=50, le=1000, description="Candidates each leg returns before fusion.")
 
     @model_validator(mode="after")
     def _weights_are_usable(self) -> HybridSettings:
@@ -43,15 +54,35 @@ def min_max(hits: list[Hit]) -> dict[str, float]:
     return {hit.pmid: (hit.score - low) / span if span > 0 else 1.0 for hit in hits}
 
 
+def reciprocal_ranks(hits: list[Hit], k: int) -> dict[str, float]:
+    return {hit.pmid: 1.0 / (k + rank) for rank, hit in enumerate(hits, start=1)}
+
+
 def fuse(lexical: list[Hit], semantic: list[Hit], settings: HybridSettings) -> list[FusedHit]:
     lexical_norm, semantic_norm = min_max(lexical), min_max(semantic)
     lexical_raw = {hit.pmid: hit.score for hit in lexical}
     semantic_raw = {hit.pmid: hit.score for hit in semantic}
+    if settings.fusion == "rrf":
+        lexical_rank, semantic_rank = (
+            reciprocal_ranks(lexical, settings.rrf_k),
+            reciprocal_ranks(semantic, settings.rrf_k),
+        )
+
+        def score(pmid: str) -> float:
+            return settings.lexical_weight * lexical_rank.get(pmid, 0.0) + settings.semantic_weight * semantic_rank.get(
+                pmid, 0.0
+            )
+    else:
+
+        def score(pmid: str) -> float:
+            return settings.lexical_weight * lexical_norm.get(pmid, 0.0) + settings.semantic_weight * semantic_norm.get(
+                pmid, 0.0
+            )
+
     fused = [
         FusedHit(
             pmid=pmid,
-            score=settings.lexical_weight * lexical_norm.get(pmid, 0.0)
-            + settings.semantic_weight * semantic_norm.get(pmid, 0.0),
+            score=score(pmid),
             lexical_score=lexical_norm.get(pmid, 0.0),
             semantic_score=semantic_norm.get(pmid, 0.0),
             lexical_raw=lexical_raw.get(pmid),
@@ -71,10 +102,19 @@ def hybrid_search(
     vectors: VectorIndex,
     embedder: Embedder,
     settings: HybridSettings,
+    filters: SearchFilters = NO_FILTERS,
 ) -> list[FusedHit]:
-    """Run both legs in parallel (tantivy and the vector engine release the GIL) and fuse them."""
-    limit = settings.candidates_per_leg
+    """Run the legs the mode needs in parallel (tantivy, the vector engines and torch release the GIL) and fuse."""
+    limit = max(settings.candidates_per_leg, settings.top_k)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        lexical_future = pool.submit(lexical.search, query, limit=limit)
-        semantic_future = pool.submit(lambda: vectors.search(embedder.embed([query])[0], limit=limit))
-        return fuse(lexical_future.result(), semantic_future.result(), settings)
+        lexical_future = (
+            pool.submit(lexical.search, query, limit=limit, filters=filters) if settings.mode != "semantic" else None
+        )
+        semantic_future = (
+            pool.submit(lambda: vectors.search(embedder.embed([query])[0], limit=limit, filters=filters))
+            if settings.mode != "lexical"
+            else None
+        )
+        lexical_hits = lexical_future.result() if lexical_future else []
+        semantic_hits = semantic_future.result() if semantic_future else []
+    return fuse(lexical_hits, semantic_hits, settings)

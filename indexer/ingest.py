@@ -1,33 +1,54 @@
-"""Ingestion: stream articles from files into the database, the BM25 index and the vector index, in batches."""
+"""Ingestion in two resumable steps per file.
+
+`store_file` streams a file into the article store and the lexical index and applies its deletions; the store marks
+every new or changed article as not yet embedded. `embed_pending` then chunks, embeds and upserts exactly those
+articles and marks them embedded. A run killed in either step is resumed by running the step again: the first
+rewrites by PMID (idempotent), the second picks up whatever is still unmarked, so nothing is duplicated or skipped.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from indexer.base import Embedder, LexicalIndex, VectorIndex
+from indexer.chunking import Chunker
 from indexer.compressed import GZIP_ERRORS, open_binary
 from indexer.readers import expand_paths, read_articles
 from indexer.records import ArticleRecord, ReadStats
 
-STAGES = ("parse", "database", "lexical", "embed", "vector")
+STAGES = ("parse", "database", "lexical", "chunk", "embed", "vector")
 
 
 class ArticleSink(Protocol):
-    """Where article rows are stored (the Django database, through a service)."""
+    """Where article rows live (the Django database, through a service)."""
 
-    def save(self, records: Sequence[ArticleRecord]) -> None: ...
+    def save(self, records: Sequence[ArticleRecord], *, source: str) -> list[ArticleRecord]:
+        """Store records by PMID and return those actually written.
+
+        Left out: a record whose stored version is newer, and one identical to what is stored (re-ingesting a file
+        then costs no re-indexing). Written records are marked not embedded.
+        """
 
     def delete(self, pmids: Sequence[str]) -> None: ...
+
+    def pending_embedding(self, *, source: str | None, limit: int) -> list[ArticleRecord]:
+        """Up to `limit` articles not yet embedded (from one source file, or any when None), in PMID order."""
+
+    def mark_embedded(self, pmids: Sequence[str]) -> None: ...
 
 
 @dataclass
 class IngestReport:
     files: int = 0
-    articles: int = 0
+    articles: int = 0  # records read with an abstract
+    written: int = 0  # new or changed: sent to the indexes
+    embedded: int = 0
+    chunks: int = 0
     skipped_without_abstract: int = 0
     deleted: int = 0
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
@@ -35,7 +56,14 @@ class IngestReport:
     def rate(self, stage: str) -> float:
         """Articles per second through one stage alone."""
         spent = self.seconds[stage]
-        return self.articles / spent if spent > 0 else 0.0
+        count = self.embedded if stage in ("chunk", "embed", "vector") else self.articles
+        return count / spent if spent > 0 else 0.0
+
+    def add(self, other: IngestReport) -> None:
+        for name in ("files", "articles", "written", "embedded", "chunks", "skipped_without_abstract", "deleted"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for stage in STAGES:
+            self.seconds[stage] += other.seconds[stage]
 
 
 def estimate_records(path: Path) -> int:
@@ -58,15 +86,92 @@ def estimate_records(path: Path) -> int:
     return total
 
 
-class _Timer:
-    def __init__(self, report: IngestReport, stage: str) -> None:
-        self.report, self.stage = report, stage
+@contextmanager
+def _timed(report: IngestReport, stage: str) -> Iterator[None]:
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        report.seconds[stage] += time.perf_counter() - start
 
-    def __enter__(self) -> None:
-        self.start = time.perf_counter()
 
-    def __exit__(self, *exc: object) -> None:
-        self.report.seconds[self.stage] += time.perf_counter() - self.start
+def _batches(stream: Iterator[ArticleRecord], size: int, report: IngestReport) -> Iterator[list[ArticleRecord]]:
+    while True:
+        with _timed(report, "parse"):
+            batch: dict[str, ArticleRecord] = {}
+            for record in stream:
+                batch[record.pmid] = record  # a PMID repeated in one batch: the later record wins
+                if len(batch) >= size:
+                    break
+        if not batch:
+            return
+        yield list(batch.values())
+
+
+def store_file(
+    path: Path,
+    *,
+    sink: ArticleSink,
+    lexical: LexicalIndex,
+    vectors: VectorIndex,
+    source: str | None = None,
+    batch_size: int = 256,
+    on_progress: Callable[[int], None] | None = None,
+) -> IngestReport:
+    """Step 1 for one file: articles into the store and the lexical index; its DeleteCitations out of everything."""
+    report = IngestReport(files=1)
+    stats = ReadStats()
+    label = source or path.name
+    for batch in _batches(read_articles(path, stats), batch_size, report):
+        with _timed(report, "database"):
+            written = sink.save(batch, source=label)
+        with _timed(report, "lexical"):
+            lexical.add(written)
+        report.articles += len(batch)
+        report.written += len(written)
+        if on_progress:
+            on_progress(len(batch))
+    if stats.deleted_pmids:
+        with _timed(report, "database"):
+            sink.delete(stats.deleted_pmids)
+        with _timed(report, "lexical"):
+            lexical.delete(stats.deleted_pmids)
+        with _timed(report, "vector"):
+            vectors.delete(stats.deleted_pmids)
+    report.skipped_without_abstract = stats.skipped_without_abstract
+    report.deleted = len(stats.deleted_pmids)
+    return report
+
+
+def embed_pending(
+    *,
+    sink: ArticleSink,
+    vectors: VectorIndex,
+    embedder: Embedder,
+    source: str | None = None,
+    batch_size: int = 256,
+    on_progress: Callable[[int], None] | None = None,
+) -> IngestReport:
+    """Step 2: chunk, embed and store every article the sink still lists as not embedded."""
+    report = IngestReport()
+    chunker = Chunker(embedder.token_lengths, max_tokens=embedder.max_tokens)
+    while records := sink.pending_embedding(source=source, limit=batch_size):
+        with _timed(report, "chunk"):
+            chunks = chunker.chunks(records)
+        with _timed(report, "embed"):
+            embedded = embedder.embed([chunk.text for chunk in chunks])
+        pmids = [record.pmid for record in records]
+        with _timed(report, "vector"):
+            # An earlier version may have had more chunks than this one: clear them before writing the new ones.
+            vectors.delete(pmids)
+            vectors.upsert(chunks, embedded)
+        with _timed(report, "database"):
+            sink.mark_embedded(pmids)
+        report.embedded += len(records)
+        report.chunks += len(chunks)
+        if on_progress:
+            on_progress(len(records))
+    return report
 
 
 def ingest_paths(
@@ -79,52 +184,16 @@ def ingest_paths(
     batch_size: int = 256,
     on_progress: Callable[[int], None] | None = None,
 ) -> IngestReport:
-    """Ingest every file; re-running on the same files is idempotent (every store upserts by PMID)."""
+    """Both steps for every file, in order; re-running on the same files is idempotent."""
     report = IngestReport()
     for path in expand_paths(paths):
-        stats = ReadStats()
-        stream = read_articles(path, stats)
-        while True:
-            with _Timer(report, "parse"):
-                batch: dict[str, ArticleRecord] = {}
-                for record in stream:
-                    batch[record.pmid] = record  # a PMID repeated in one batch: the later record wins
-                    if len(batch) >= batch_size:
-                        break
-            if not batch:
-                break
-            _store_batch(
-                list(batch.values()), sink=sink, lexical=lexical, vectors=vectors, embedder=embedder, report=report
+        report.add(
+            store_file(
+                path, sink=sink, lexical=lexical, vectors=vectors, batch_size=batch_size, on_progress=on_progress
             )
-            if on_progress:
-                on_progress(len(batch))
-        if stats.deleted_pmids:
-            with _Timer(report, "database"):
-                sink.delete(stats.deleted_pmids)
-            lexical.delete(stats.deleted_pmids)
-            vectors.delete(stats.deleted_pmids)
-        report.files += 1
-        report.skipped_without_abstract += stats.skipped_without_abstract
-        report.deleted += len(stats.deleted_pmids)
+        )
+        report.add(
+            embed_pending(sink=sink, vectors=vectors, embedder=embedder, source=path.name, batch_size=batch_size)
+        )
     vectors.optimize()
     return report
-
-
-def _store_batch(
-    records: list[ArticleRecord],
-    *,
-    sink: ArticleSink,
-    lexical: LexicalIndex,
-    vectors: VectorIndex,
-    embedder: Embedder,
-    report: IngestReport,
-) -> None:
-    with _Timer(report, "database"):
-        sink.save(records)
-    with _Timer(report, "lexical"):
-        lexical.add(records)
-    with _Timer(report, "embed"):
-        embedded = embedder.embed([record.text for record in records])
-    with _Timer(report, "vector"):
-        vectors.upsert([record.pmid for record in records], embedded)
-    report.articles += len(records)

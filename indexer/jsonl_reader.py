@@ -13,7 +13,8 @@ import pysbd
 
 from indexer.compressed import GZIP_ERRORS, open_binary
 from indexer.errors import CorpusFormatError
-from indexer.records import ArticleRecord, MeshHeading, ReadStats
+from indexer.pubmed_fields import normalise_orcid
+from indexer.records import ArticleRecord, Author, MeshHeading, ReadStats
 
 # BioASQ snapshots keep a line for PMIDs whose abstract could not be fetched, with this text in place of the abstract.
 _PLACEHOLDER = re.compile(r"^No document found for PMID")
@@ -52,9 +53,62 @@ def _parse_line(raw_line: bytes, path: Path, line_number: int, stats: ReadStats)
         abstract=abstract,
         journal=_string(item.get("journal")),
         year=_year(item.get("year")),
-        authors=_strings(item.get("authors")),
+        authors=_authors(item.get("authors")),
         mesh=tuple(MeshHeading(descriptor=descriptor) for descriptor in _strings(item.get("mesh"))),
+        # Optional bibliographic keys: most corpora carry none of them, and "" is the record's own default.
+        journal_iso=_string(item.get("journal_iso")),
+        volume=_string(item.get("volume")),
+        issue=_string(item.get("issue")),
+        pages=_string(item.get("pages")),
+        pub_date=_string(item.get("pub_date")),
+        publication_types=_strings(item.get("publication_types")),
+        language=_string(item.get("language")),
+        doi=_string(item.get("doi")),
+        pmc=_string(item.get("pmc")),
     )
+
+
+def _authors(value: Any) -> tuple[Author, ...]:
+    if not isinstance(value, list):
+        return ()
+    authors = (_author(entry) for entry in value)
+    return tuple(author for author in authors if author is not None)
+
+
+def _author(entry: Any) -> Author | None:
+    """An author given as a plain name ("Smith JA") or as an object with name parts, affiliations and ORCID."""
+    if not isinstance(entry, dict):
+        name = _string(entry)
+        return Author(name=name) if name else None
+    personal_name = _string(entry.get("name")) or _personal_name(entry)
+    name = personal_name or _string(entry.get("collective_name"))
+    if not name:
+        return None
+    return Author(
+        name=name,
+        collective=entry.get("collective") is True or not personal_name,
+        affiliations=_affiliations(entry.get("affiliations", entry.get("affiliation"))),
+        orcid=normalise_orcid(_string(entry.get("orcid"))),
+    )
+
+
+def _affiliations(value: Any) -> tuple[str, ...]:
+    # Exports with one affiliation per author often write it as a plain string rather than a list of one.
+    if isinstance(value, str):
+        return (_string(value),) if value.strip() else ()
+    return _strings(value)
+
+
+def _personal_name(entry: dict[str, Any]) -> str:
+    # Written the way PubMed lists authors, so names read alike whichever reader produced them.
+    last_name = _string(entry.get("last_name"))
+    if not last_name:
+        return ""
+    initials = _string(entry.get("initials"))
+    if initials:
+        return f"{last_name} {initials}"
+    fore_name = _string(entry.get("fore_name") or entry.get("first_name"))
+    return f"{fore_name} {last_name}" if fore_name else last_name
 
 
 def _decode(raw_line: bytes, path: Path, line_number: int) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from io import BufferedIOBase
 from pathlib import Path
@@ -11,14 +10,12 @@ from lxml import etree
 
 from indexer.compressed import GZIP_ERRORS, open_binary
 from indexer.errors import CorpusFormatError
-from indexer.records import ArticleRecord, MeshHeading, ReadStats
+from indexer.pubmed_fields import citation_record, flat_text
+from indexer.records import ArticleRecord, ReadStats
 
 # MedlineCitationSet is the pre-2017 MEDLINE baseline layout, where MedlineCitation is not wrapped in PubmedArticle.
 _ROOT_TAGS = frozenset({"PubmedArticleSet", "MedlineCitationSet", "PubmedArticle", "MedlineCitation"})
 _EVENT_TAGS = ("PubmedArticle", "MedlineCitation", "DeleteCitation")
-# PubMed marks structured-abstract parts it could not classify this way; the label carries no meaning.
-_MEANINGLESS_LABELS = frozenset({"UNLABELLED", "UNASSIGNED"})
-_YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
 
 
 def read_pubmed_xml(path: Path, stats: ReadStats) -> Iterator[ArticleRecord]:
@@ -60,96 +57,19 @@ def _read_citation(element: etree._Element, path: Path, stats: ReadStats) -> Art
     citation = element if element.tag == "MedlineCitation" else element.find("MedlineCitation")
     if citation is None:
         raise CorpusFormatError(f"{path}: line {element.sourceline}: PubmedArticle without MedlineCitation")
-    pmid = _flat_text(citation.find("PMID"))
+    pmid = flat_text(citation.find("PMID"))
     if not pmid:
         raise CorpusFormatError(f"{path}: line {citation.sourceline}: citation without a PMID")
-    article = citation.find("Article")
-    abstract = _abstract(article) if article is not None else ""
-    if article is None or not abstract:
+    # PubmedData (article ids, history) is MedlineCitation's sibling; the legacy layout has none, so this is None.
+    record = citation_record(pmid, citation, element.find("PubmedData"))
+    if record is None:
         stats.skipped_without_abstract += 1
-        return None
-    return ArticleRecord(
-        pmid=pmid,
-        title=_flat_text(article.find("ArticleTitle")) or _flat_text(article.find("VernacularTitle")),
-        abstract=abstract,
-        journal=_flat_text(article.find("Journal/Title")) or _flat_text(article.find("Journal/ISOAbbreviation")),
-        year=_year(article),
-        authors=_authors(article),
-        mesh=_mesh_headings(citation),
-    )
-
-
-def _abstract(article: etree._Element) -> str:
-    parts: list[str] = []
-    for part in article.iterfind("Abstract/AbstractText"):
-        text = _flat_text(part)
-        if not text:
-            continue
-        label = " ".join((part.get("Label") or "").split())
-        parts.append(f"{label}: {text}" if label and label not in _MEANINGLESS_LABELS else text)
-    return " ".join(parts)
-
-
-def _year(article: etree._Element) -> int | None:
-    candidates = [
-        _flat_text(article.find("Journal/JournalIssue/PubDate/Year")),
-        # Free-form ranges such as "1998 Dec-1999 Jan": the first year is when the issue started.
-        _flat_text(article.find("Journal/JournalIssue/PubDate/MedlineDate")),
-        *(_flat_text(year) for year in article.iterfind("ArticleDate/Year")),
-    ]
-    for candidate in candidates:
-        match = _YEAR.search(candidate)
-        if match:
-            return int(match.group(1))
-    return None
-
-
-def _authors(article: etree._Element) -> tuple[str, ...]:
-    names = (_author_name(author) for author in article.iterfind("AuthorList/Author"))
-    return tuple(name for name in names if name)
-
-
-def _author_name(author: etree._Element) -> str:
-    last_name = _flat_text(author.find("LastName"))
-    if not last_name:
-        return _flat_text(author.find("CollectiveName"))
-    initials = _flat_text(author.find("Initials"))
-    if initials:
-        return f"{last_name} {initials}"
-    fore_name = _flat_text(author.find("ForeName"))
-    return f"{fore_name} {last_name}" if fore_name else last_name
-
-
-def _mesh_headings(citation: etree._Element) -> tuple[MeshHeading, ...]:
-    headings: list[MeshHeading] = []
-    for heading in citation.iterfind("MeshHeadingList/MeshHeading"):
-        descriptor = heading.find("DescriptorName")
-        name = _flat_text(descriptor)
-        if descriptor is None or not name:
-            continue
-        qualifiers = (_flat_text(qualifier) for qualifier in heading.iterfind("QualifierName"))
-        headings.append(
-            MeshHeading(
-                descriptor=name,
-                major_topic=descriptor.get("MajorTopicYN") == "Y",
-                qualifiers=tuple(qualifier for qualifier in qualifiers if qualifier),
-            )
-        )
-    return tuple(headings)
+    return record
 
 
 def _pmids_to_delete(element: etree._Element) -> list[str]:
-    pmids = (_flat_text(pmid) for pmid in element.iterfind("PMID"))
+    pmids = (flat_text(pmid) for pmid in element.iterfind("PMID"))
     return [pmid for pmid in pmids if pmid]
-
-
-def _flat_text(element: etree._Element | None) -> str:
-    """All text under `element` with inline markup (<i>, <sup>, ...) dropped and whitespace collapsed."""
-    if element is None:
-        return ""
-    # lxml-stubs type itertext() as str | bytes; text parsed from a document is always str.
-    text = "".join(chunk for chunk in element.itertext() if isinstance(chunk, str))
-    return " ".join(text.split())
 
 
 def _parent_tag(element: etree._Element) -> str | None:

@@ -1,40 +1,58 @@
-"""Dense-vector index on Qdrant's in-process engine (qdrant-edge): HNSW, int8 quantisation, full-vector rescoring."""
+"""Dense-vector chunk index on Qdrant's in-process engine (qdrant-edge): HNSW, int8 quantisation, rescoring."""
 
 from __future__ import annotations
 
 import fcntl
-import uuid
+import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from indexer.base import Hit, Vectors
+from indexer.base import NO_FILTERS, Chunk, Hit, SearchFilters, Vectors, best_per_pmid
 from indexer.errors import BackendUnavailableError
+from indexer.qdrant_points import (
+    DEFAULT_CHUNKS_PER_ARTICLE,
+    PAYLOAD_INDEXES,
+    UPSERT_BATCH,
+    VECTOR_NAME,
+    AnyOf,
+    Condition,
+    filter_conditions,
+    payload,
+    pmid_condition,
+    point_id,
+)
 
 if TYPE_CHECKING:
-    from qdrant_edge import EdgeConfig, EdgeShard
+    from qdrant_edge import EdgeConfig, EdgeShard, Filter
 
-_VECTOR = "dense"
-_POINT_NAMESPACE = uuid.UUID("5b0e1c8a-2f7e-4d53-9f57-0c5d6c1f2a10")
-_UPSERT_BATCH = 512
-
-
-def point_id(pmid: str) -> str:
-    """A stable point id for a PMID (ids like `S2:123` are not integers), so upserts replace, never duplicate."""
-    return str(uuid.uuid5(_POINT_NAMESPACE, pmid))
+# Bumped whenever what a shard holds changes incompatibly (point ids, payload, payload indexes): a shard written
+# under another version is refused instead of being silently searched or updated with mismatched ids.
+# Version 2: one point per chunk, id uuid5("{pmid}#{index}"), facet payload with payload indexes.
+SCHEMA_VERSION = 2
+SCHEMA_MARKER = "verimed_schema.json"
 
 
 class QdrantEdgeIndex:
     """One shard directory, owned by one process at a time (the engine locks its write-ahead log)."""
 
     def __init__(
-        self, path: Path, *, dimension: int, hnsw_ef: int = 128, oversampling: float = 2.0, quantize: bool = True
+        self,
+        path: Path,
+        *,
+        dimension: int,
+        hnsw_ef: int = 128,
+        oversampling: float = 2.0,
+        quantize: bool = True,
+        chunks_per_article: int = DEFAULT_CHUNKS_PER_ARTICLE,
     ) -> None:
         self.path = path
         self.dimension = dimension
         self.hnsw_ef = hnsw_ef
         self.oversampling = oversampling
         self.quantize = quantize
+        self.chunks_per_article = chunks_per_article
         self._shard: EdgeShard | None = None
         self._lock_file: IO[bytes] | None = None
 
@@ -53,7 +71,7 @@ class QdrantEdgeIndex:
 
         quantization = ScalarQuantizationConfig(type=ScalarType.Int8, quantile=0.99, always_ram=True)
         return EdgeConfig(
-            vectors={_VECTOR: EdgeVectorParams(size=self.dimension, distance=Distance.Cosine)},
+            vectors={VECTOR_NAME: EdgeVectorParams(size=self.dimension, distance=Distance.Cosine)},
             hnsw_config=HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000),
             quantization_config=quantization if self.quantize else None,
         )
@@ -78,34 +96,86 @@ class QdrantEdgeIndex:
 
     def _open(self) -> EdgeShard:
         if self._shard is None:
-            from qdrant_edge import EdgeShard
-
             self._acquire_process_lock()
             try:
                 if (self.path / "edge_config.json").exists():
-                    self._shard = EdgeShard.load(str(self.path))
+                    self._check_schema()
+                    self._shard = self._load()
                 else:
-                    self.path.mkdir(parents=True, exist_ok=True)
-                    self._shard = EdgeShard.create(str(self.path), self._config())
-            except Exception as exc:  # the engine raises a bare Exception for a held lock or a broken store
+                    self._shard = self._create()
+            except BaseException:
                 self._release_process_lock()
-                raise BackendUnavailableError(
-                    f"cannot open the vector index at {self.path} ({exc}); "
-                    "only one process may hold it: is a worker or another ingest running?"
-                ) from exc
+                raise
         return self._shard
 
-    def upsert(self, pmids: Sequence[str], vectors: Vectors) -> None:
+    def _check_schema(self) -> None:
+        """Refuse a shard written under another point scheme or for another embedding size: it needs a rebuild."""
+        marker = self.path / SCHEMA_MARKER
+        try:
+            written = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            written = {}
+        if written.get("schema") != SCHEMA_VERSION:
+            raise BackendUnavailableError(
+                f"the vector index at {self.path} was built by an older version (one point per article, no payload "
+                f"indexes; found schema {written.get('schema')!r}, need {SCHEMA_VERSION}): "
+                "delete that directory and re-ingest the corpus to rebuild it"
+            )
+        if written.get("dimension") != self.dimension:
+            raise BackendUnavailableError(
+                f"the vector index at {self.path} holds {written.get('dimension')}-dimensional vectors but the "
+                f"embedder gives {self.dimension}: delete that directory and re-ingest the corpus to rebuild it"
+            )
+
+    def _load(self) -> EdgeShard:
+        from qdrant_edge import EdgeShard
+
+        try:
+            return EdgeShard.load(str(self.path))
+        except Exception as exc:  # the engine raises a bare Exception for a held lock or a broken store
+            raise BackendUnavailableError(
+                f"cannot open the vector index at {self.path} ({exc}); "
+                "only one process may hold it: is a worker or another ingest running?"
+            ) from exc
+
+    def _create(self) -> EdgeShard:
+        from qdrant_edge import EdgeShard, PayloadSchemaType, UpdateOperation
+
+        schema_types = {"keyword": PayloadSchemaType.Keyword, "integer": PayloadSchemaType.Integer}
+        try:
+            shard = EdgeShard.create(str(self.path), self._config())
+            # Indexed before any point arrives, so every segment the optimiser builds carries them.
+            for field, kind in PAYLOAD_INDEXES.items():
+                shard.update(UpdateOperation.create_field_index(field, schema_types[kind]))
+            shard.flush()
+        except Exception as exc:
+            raise BackendUnavailableError(f"cannot create the vector index at {self.path} ({exc})") from exc
+        # Written last: a creation interrupted before this point leaves a shard that is refused, not one that
+        # silently lacks its payload indexes.
+        self._write_schema_marker()
+        return shard
+
+    def _write_schema_marker(self) -> None:
+        marker = self.path / SCHEMA_MARKER
+        partial = marker.with_suffix(".tmp")
+        partial.write_text(json.dumps({"schema": SCHEMA_VERSION, "dimension": self.dimension}), encoding="utf-8")
+        os.replace(partial, marker)
+
+    def upsert(self, chunks: Sequence[Chunk], vectors: Vectors) -> None:
         from qdrant_edge import Point, UpdateOperation
 
-        if len(pmids) != len(vectors):
-            raise ValueError(f"{len(pmids)} pmids but {len(vectors)} vectors")
+        if len(chunks) != len(vectors):
+            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         shard = self._open()
-        for start in range(0, len(pmids), _UPSERT_BATCH):
+        for start in range(0, len(chunks), UPSERT_BATCH):
             points = [
-                Point(id=point_id(pmid), vector={_VECTOR: vector.tolist()}, payload={"pmid": pmid})
-                for pmid, vector in zip(
-                    pmids[start : start + _UPSERT_BATCH], vectors[start : start + _UPSERT_BATCH], strict=True
+                Point(
+                    id=point_id(chunk.pmid, chunk.index),
+                    vector={VECTOR_NAME: vector.tolist()},
+                    payload=payload(chunk),
+                )
+                for chunk, vector in zip(
+                    chunks[start : start + UPSERT_BATCH], vectors[start : start + UPSERT_BATCH], strict=True
                 )
             ]
             shard.update(UpdateOperation.upsert_points(points))
@@ -117,31 +187,36 @@ class QdrantEdgeIndex:
         if not pmids:
             return
         shard = self._open()
-        shard.update(UpdateOperation.delete_points([point_id(pmid) for pmid in pmids]))
+        # By payload, not by id: the index does not know how many chunks an article had.
+        shard.update(UpdateOperation.delete_points_by_filter(_edge_filter([pmid_condition(pmids)])))
         shard.flush()
 
-    def search(self, vector: Vectors, *, limit: int) -> list[Hit]:
-        from qdrant_edge import (
-            QuantizationSearchParams,
-            Query,
-            QueryRequest,
-            SearchParams,
-        )
+    def search(self, vector: Vectors, *, limit: int, filters: SearchFilters = NO_FILTERS) -> list[Hit]:
+        from qdrant_edge import QuantizationSearchParams, Query, QueryRequest, SearchParams
 
         shard = self._open()
+        conditions = filter_conditions(filters)
+        # Several chunks of one article may crowd the nearest points: fetch enough chunks for `limit` articles.
+        fetch = limit * self.chunks_per_article
         # Oversampled int8 candidates rescored on the full vectors: quantised speed, exact final scores.
         params = SearchParams(
-            hnsw_ef=max(self.hnsw_ef, limit),
+            hnsw_ef=max(self.hnsw_ef, fetch),
             quantization=QuantizationSearchParams(rescore=True, oversampling=self.oversampling),
         )
         request = QueryRequest(
-            limit=limit, query=Query.Nearest(vector.tolist(), using=_VECTOR), with_payload=True, params=params
+            limit=fetch,
+            query=Query.Nearest(vector.tolist(), using=VECTOR_NAME),
+            # Inside the query, so the engine walks only admitted points and still finds `limit` of them.
+            filter=_edge_filter(conditions) if conditions else None,
+            with_payload=["pmid"],
+            params=params,
         )
-        return [
+        hits = (
             Hit(pmid=str(point.payload["pmid"]), score=float(point.score))
             for point in shard.query(request)
             if point.payload  # every point is written with its pmid; guard against a foreign point
-        ]
+        )
+        return best_per_pmid(hits, limit=limit)
 
     def count(self) -> int:
         from qdrant_edge import CountRequest
@@ -161,3 +236,17 @@ class QdrantEdgeIndex:
         if self._lock_file is not None:
             self._lock_file.close()  # closing the descriptor releases the flock
             self._lock_file = None
+
+
+def _edge_filter(conditions: Sequence[Condition]) -> Filter:
+    """The library-neutral conditions as a qdrant-edge filter that must all hold."""
+    from qdrant_edge import FieldCondition, Filter, MatchAny, RangeFloat
+
+    return Filter(
+        must=[
+            FieldCondition(key=condition.key, match=MatchAny(any=list(condition.values)))
+            if isinstance(condition, AnyOf)
+            else FieldCondition(key=condition.key, range=RangeFloat(gte=condition.gte, lte=condition.lte))
+            for condition in conditions
+        ]
+    )

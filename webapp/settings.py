@@ -129,8 +129,23 @@ CELERY_TASK_EAGER_PROPAGATES = False
 VERIMED_DATA_DIR = Path(env.str("VERIMED_DATA_DIR", default=str(BASE_DIR.parent / "shared" / "data"))).resolve()
 VERIMED_INDEX_DIR = Path(env.str("VERIMED_INDEX_DIR", default=str(VAR_DIR / "index"))).resolve()
 VERIMED_MODEL_CACHE = Path(env.str("VERIMED_MODEL_CACHE", default=str(VAR_DIR / "models"))).resolve()
-VERIMED_LEXICAL_BACKEND = env.str("VERIMED_LEXICAL_BACKEND", default="tantivy")
-VERIMED_VECTOR_BACKEND = env.str("VERIMED_VECTOR_BACKEND", default="qdrant_edge")
+VERIMED_LEXICAL_BACKEND = env.str("VERIMED_LEXICAL_BACKEND", default="tantivy")  # or opensearch
+VERIMED_VECTOR_BACKEND = env.str("VERIMED_VECTOR_BACKEND", default="qdrant_edge")  # or qdrant
+VERIMED_OPENSEARCH_URL = env.str("VERIMED_OPENSEARCH_URL", default="http://127.0.0.1:9200")
+VERIMED_OPENSEARCH_INDEX = env.str("VERIMED_OPENSEARCH_INDEX", default="verimed-articles")
+# A server URL in production; a folder or ":memory:" runs qdrant-client's local mode.
+VERIMED_QDRANT_URL = env.str("VERIMED_QDRANT_URL", default="http://127.0.0.1:6333")
+VERIMED_QDRANT_API_KEY = env.str("VERIMED_QDRANT_API_KEY", default="") or None
+VERIMED_QDRANT_COLLECTION = env.str("VERIMED_QDRANT_COLLECTION", default="verimed-chunks")
+# NCBI's PubMed files, and where they are downloaded to (deleted once indexed unless kept).
+VERIMED_PUBMED_BASELINE_URL = env.str(
+    "VERIMED_PUBMED_BASELINE_URL", default="https://ftp.ncbi.nlm.nih.gov/pubmed/baseline/"
+)
+VERIMED_PUBMED_UPDATES_URL = env.str(
+    "VERIMED_PUBMED_UPDATES_URL", default="https://ftp.ncbi.nlm.nih.gov/pubmed/updatefiles/"
+)
+VERIMED_PUBMED_DIR = Path(env.str("VERIMED_PUBMED_DIR", default=str(VAR_DIR / "pubmed"))).resolve()
+VERIMED_PUBMED_KEEP_FILES = env.bool("VERIMED_PUBMED_KEEP_FILES", default=False)
 VERIMED_EMBEDDING_MODEL = env.str("VERIMED_EMBEDDING_MODEL", default="minilm")
 VERIMED_TORCH_THREADS = env.int("VERIMED_TORCH_THREADS", default=2)
 VERIMED_LLM_BASE_URL = env.str("VERIMED_LLM_BASE_URL", default="http://127.0.0.1:8081/v1")

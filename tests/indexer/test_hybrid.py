@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
-from indexer.base import Hit
+from indexer.base import NO_FILTERS, Hit, SearchFilters
+from indexer.chunking import Chunker
 from indexer.embedder import SentenceTransformerEmbedder
 from indexer.hybrid import FusedHit, HybridSettings, fuse, hybrid_search, min_max
 from indexer.qdrant_edge_index import QdrantEdgeIndex
@@ -20,41 +22,57 @@ ABSTRACTS = (
         "1001",
         "Metformin in type 2 diabetes",
         "Metformin lowered HbA1c and fasting glucose in adults with type 2 diabetes over 24 weeks.",
+        year=2001,
+        publication_types=("Randomized Controlled Trial",),
     ),
     ArticleRecord(
         "1002",
         "Inhaled corticosteroids in asthma",
         "Inhaled corticosteroids reduced severe asthma exacerbations in children.",
+        year=2005,
+        publication_types=("Meta-Analysis",),
     ),
     ArticleRecord(
         "1003",
         "Warfarin for atrial fibrillation",
         "Warfarin reduced the risk of ischaemic stroke in patients with atrial fibrillation.",
+        year=2010,
+        publication_types=("Randomized Controlled Trial",),
     ),
     ArticleRecord(
         "1004",
         "Statins and LDL cholesterol",
         "Statin therapy lowered LDL cholesterol and major vascular events.",
+        year=2015,
+        publication_types=("Meta-Analysis",),
     ),
     ArticleRecord(
         "1005",
         "Influenza vaccination in older adults",
         "Annual influenza vaccination reduced hospital admissions for pneumonia in people over 65.",
+        year=2018,
+        publication_types=("Randomized Controlled Trial",),
     ),
     ArticleRecord(
         "1006",
         "Vitamin D and fractures",
         "Vitamin D supplementation did not reduce hip fractures in community-dwelling women.",
+        year=2020,
+        publication_types=("Meta-Analysis",),
     ),
     ArticleRecord(
         "1007",
         "Antidepressants in major depression",
         "Selective serotonin reuptake inhibitors improved symptoms of major depressive disorder.",
+        year=2021,
+        publication_types=("Randomized Controlled Trial",),
     ),
     ArticleRecord(
         "1008",
         "Helicobacter pylori eradication",
         "Eradication of Helicobacter pylori healed duodenal ulcers and prevented relapse.",
+        year=2023,
+        publication_types=("Meta-Analysis",),
     ),
 )
 
@@ -221,7 +239,10 @@ def test_settings_accept_a_single_positive_weight(lexical: float, semantic: floa
         {"semantic_weight": 1.5},
         {"top_k": 0},
         {"top_k": 101},
-        {"candidates_per_leg": 0},
+        {"candidates_per_leg": 49},
+        {"fusion": "max"},
+        {"mode": "both"},
+        {"rrf_k": 0},
         {"candidates_per_leg": 1001},
     ],
 )
@@ -255,7 +276,8 @@ def indexes(
     lexical = TantivyIndex(root / "tantivy")
     lexical.add(ABSTRACTS)
     vectors = QdrantEdgeIndex(root / "qdrant", dimension=embedder.dimension)
-    vectors.upsert([record.pmid for record in ABSTRACTS], embedder.embed([record.text for record in ABSTRACTS]))
+    chunks = Chunker(embedder.token_lengths, max_tokens=embedder.max_tokens).chunks(ABSTRACTS)
+    vectors.upsert(chunks, embedder.embed([chunk.text for chunk in chunks]))
     vectors.optimize()
     yield lexical, vectors
     vectors.close()
@@ -263,11 +285,15 @@ def indexes(
 
 
 def search(
-    query: str, indexes: tuple[TantivyIndex, QdrantEdgeIndex], embedder: SentenceTransformerEmbedder, **settings: float
+    query: str,
+    indexes: tuple[TantivyIndex, QdrantEdgeIndex],
+    embedder: SentenceTransformerEmbedder,
+    filters: SearchFilters = NO_FILTERS,
+    **settings: Any,
 ) -> list[FusedHit]:
     lexical, vectors = indexes
     return hybrid_search(
-        query, lexical=lexical, vectors=vectors, embedder=embedder, settings=HybridSettings(**settings)
+        query, lexical=lexical, vectors=vectors, embedder=embedder, settings=HybridSettings(**settings), filters=filters
     )
 
 
@@ -322,3 +348,48 @@ def test_hybrid_search_returns_at_most_top_k_and_is_repeatable(
     assert len(first) == 4
     assert first == second
     assert first[0].pmid == "1004"
+
+
+def test_rrf_scores_by_rank_alone() -> None:
+    settings = HybridSettings(fusion="rrf", lexical_weight=1.0, semantic_weight=1.0, rrf_k=60)
+    lexical = hits(("a", 1000.0), ("b", 999.0))
+    semantic = hits(("b", 0.9), ("c", 0.1))
+
+    fused = by_pmid(fuse(lexical, semantic, settings))
+
+    assert fused["b"].score == pytest.approx(1 / 62 + 1 / 61)
+    assert fused["a"].score == pytest.approx(1 / 61)
+    assert fused["c"].score == pytest.approx(1 / 62)
+    assert [hit.pmid for hit in fuse(lexical, semantic, settings)] == ["b", "a", "c"]
+
+
+def test_a_single_leg_mode_returns_only_that_legs_documents(
+    indexes: tuple[TantivyIndex, QdrantEdgeIndex], embedder: SentenceTransformerEmbedder
+) -> None:
+    lexical_only = search("flu shots for the elderly", indexes, embedder, mode="lexical")
+    semantic_only = search("warfarin stroke", indexes, embedder, mode="semantic")
+
+    assert lexical_only == []  # no word of the query is indexed
+    assert semantic_only[0].pmid == "1003"
+    assert all(hit.lexical_raw is None for hit in semantic_only)
+
+
+def test_filters_apply_inside_both_legs(
+    indexes: tuple[TantivyIndex, QdrantEdgeIndex], embedder: SentenceTransformerEmbedder
+) -> None:
+    filters = SearchFilters(year_from=2015, publication_types=("Meta-Analysis",))
+
+    results = search("Does warfarin prevent stroke in atrial fibrillation?", indexes, embedder, filters)
+
+    admitted = {"1004", "1006", "1008"}
+    assert {hit.pmid for hit in results} == admitted  # the best match, 1003 (2010), is not admitted
+    assert all(hit.semantic_raw is not None for hit in results)  # the dense leg still found every admitted one
+
+
+def test_rrf_mode_runs_over_real_indexes(
+    indexes: tuple[TantivyIndex, QdrantEdgeIndex], embedder: SentenceTransformerEmbedder
+) -> None:
+    results = search("statin cholesterol", indexes, embedder, fusion="rrf", top_k=3)
+
+    assert results[0].pmid == "1004"
+    assert results[0].score == pytest.approx(0.7 / 61 + 0.3 / 61)

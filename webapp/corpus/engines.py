@@ -1,13 +1,24 @@
-"""The configured search engines and embedder, built once per process and only when first needed."""
+"""The configured search engines and embedder, built once per process and generation, only when first needed.
+
+`lexical_index()` and `vector_index()` answer with the engines of the active generation (see generations.py):
+when a rebuild switches generation, the next call closes the old engines and opens the new ones.
+"""
 
 from __future__ import annotations
 
+import threading
 from functools import cache
 
 from django.conf import settings
 
 from indexer.base import Embedder, LexicalIndex, VectorIndex
 from indexer.embedder import SentenceTransformerEmbedder
+from webapp.corpus.generations import active_generation
+
+_lock = threading.RLock()
+_open_generation: str | None = None
+_lexical: dict[str, LexicalIndex] = {}
+_vectors: dict[str, VectorIndex] = {}
 
 
 @cache
@@ -15,25 +26,68 @@ def embedder() -> Embedder:
     return SentenceTransformerEmbedder(settings.VERIMED_EMBEDDING_MODEL, threads=settings.VERIMED_TORCH_THREADS)
 
 
-@cache
-def lexical_index() -> LexicalIndex:
+def lexical_index_for(generation: str) -> LexicalIndex:
+    with _lock:
+        if generation not in _lexical:
+            _lexical[generation] = _build_lexical(generation)
+        return _lexical[generation]
+
+
+def vector_index_for(generation: str) -> VectorIndex:
+    with _lock:
+        if generation not in _vectors:
+            _vectors[generation] = _build_vectors(generation)
+        return _vectors[generation]
+
+
+def _build_lexical(generation: str) -> LexicalIndex:
     backend = settings.VERIMED_LEXICAL_BACKEND
     if backend == "tantivy":
         from indexer.tantivy_index import TantivyIndex
 
-        return TantivyIndex(settings.VERIMED_INDEX_DIR / "tantivy")
-    raise ValueError(f"unknown VERIMED_LEXICAL_BACKEND {backend!r} (available: tantivy)")
+        return TantivyIndex(settings.VERIMED_INDEX_DIR / f"tantivy-{generation}")
+    if backend == "opensearch":
+        from indexer.opensearch_index import OpenSearchIndex
+
+        return OpenSearchIndex(settings.VERIMED_OPENSEARCH_URL, f"{settings.VERIMED_OPENSEARCH_INDEX}-{generation}")
+    raise ValueError(f"unknown VERIMED_LEXICAL_BACKEND {backend!r} (available: tantivy, opensearch)")
 
 
-@cache
-def vector_index() -> VectorIndex:
+def _build_vectors(generation: str) -> VectorIndex:
     backend = settings.VERIMED_VECTOR_BACKEND
     if backend == "qdrant_edge":
         from indexer.qdrant_edge_index import QdrantEdgeIndex
 
-        # MiniLM's width; another model must match the dimension the shard was created with.
-        return QdrantEdgeIndex(settings.VERIMED_INDEX_DIR / "qdrant_edge", dimension=embedder_dimension())
-    raise ValueError(f"unknown VERIMED_VECTOR_BACKEND {backend!r} (available: qdrant_edge)")
+        return QdrantEdgeIndex(settings.VERIMED_INDEX_DIR / f"qdrant_edge-{generation}", dimension=embedder_dimension())
+    if backend == "qdrant":
+        from indexer.qdrant_client_index import QdrantClientIndex
+
+        return QdrantClientIndex(
+            settings.VERIMED_QDRANT_URL,
+            f"{settings.VERIMED_QDRANT_COLLECTION}-{generation}",
+            dimension=embedder_dimension(),
+            api_key=settings.VERIMED_QDRANT_API_KEY,
+        )
+    raise ValueError(f"unknown VERIMED_VECTOR_BACKEND {backend!r} (available: qdrant_edge, qdrant)")
+
+
+def _follow_active_generation() -> str:
+    """The active generation; engines of a generation this process left behind are closed first."""
+    global _open_generation
+    generation = active_generation()
+    with _lock:
+        if _open_generation is not None and _open_generation != generation:
+            release_engines()
+        _open_generation = generation
+    return generation
+
+
+def lexical_index() -> LexicalIndex:
+    return lexical_index_for(_follow_active_generation())
+
+
+def vector_index() -> VectorIndex:
+    return vector_index_for(_follow_active_generation())
 
 
 def embedder_dimension() -> int:
@@ -51,10 +105,20 @@ def warm_up() -> None:
 
 
 def release_engines() -> None:
-    """Close the engines (the vector shard is locked by whichever process holds it open)."""
-    if vector_index.cache_info().currsize:
-        vector_index().close()
-    if lexical_index.cache_info().currsize:
-        lexical_index().close()
-    vector_index.cache_clear()
-    lexical_index.cache_clear()
+    """Close every open engine (the vector shard is locked by whichever process holds it open)."""
+    with _lock:
+        for vectors in _vectors.values():
+            vectors.close()
+        for lexical in _lexical.values():
+            lexical.close()
+        _vectors.clear()
+        _lexical.clear()
+
+
+def release_generation(generation: str) -> None:
+    """Close one generation's engines in this process (a rebuild hands the new folders over to the worker)."""
+    with _lock:
+        if generation in _vectors:
+            _vectors.pop(generation).close()
+        if generation in _lexical:
+            _lexical.pop(generation).close()

@@ -1,18 +1,36 @@
-"""Articles as stored in the database; the indexes hold only what search needs and point back here by PMID."""
+"""Articles as stored in the database (the indexes hold only what search needs and point back here by PMID), the
+PubMed files an admin has ingested, and the indexing jobs that ingest them."""
 
 from __future__ import annotations
 
 from django.db import models
+from django.utils import timezone
 
 
 class Article(models.Model):
     pmid = models.CharField(max_length=32, unique=True)
+    # PubMed's PMID Version; an older version never overwrites a newer one.
+    version = models.PositiveSmallIntegerField(default=1)
     title = models.TextField(blank=True)
     abstract = models.TextField()
     journal = models.CharField(max_length=512, blank=True)
+    journal_iso = models.CharField(max_length=256, blank=True)
+    volume = models.CharField(max_length=64, blank=True)
+    issue = models.CharField(max_length=64, blank=True)
+    pages = models.CharField(max_length=64, blank=True)
+    pub_date = models.CharField(max_length=64, blank=True)
     year = models.PositiveSmallIntegerField(null=True, blank=True)
-    authors = models.JSONField(default=list, blank=True)
+    authors = models.JSONField(default=list, blank=True)  # display names, in order
+    author_details = models.JSONField(default=list, blank=True)  # {name, collective, affiliations, orcid}
     mesh = models.JSONField(default=list, blank=True)
+    publication_types = models.JSONField(default=list, blank=True)
+    language = models.CharField(max_length=16, blank=True)
+    doi = models.CharField(max_length=256, blank=True)
+    pmc = models.CharField(max_length=32, blank=True)
+    # The file the current version came from; the embed step of that file's job finds its articles by it.
+    source_file = models.CharField(max_length=128, blank=True, db_index=True)
+    # False until the vector index holds this version's chunks: a killed embed step resumes from these rows.
+    embedded = models.BooleanField(default=False, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -28,3 +46,85 @@ class Article(models.Model):
         if self.pmid.startswith("S2:"):
             return f"https://api.semanticscholar.org/CorpusID:{self.pmid[3:]}"
         return f"https://pubmed.ncbi.nlm.nih.gov/{self.pmid}/"
+
+
+class IndexJob(models.Model):
+    """One admin-started indexing run over a set of files; workers update its counters as files finish."""
+
+    class Kind(models.TextChoices):
+        BASELINE = "baseline"
+        UPDATES = "updates"
+        FILES = "files"  # local files or folders
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"  # finished, with at least one file failed
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    files_total = models.PositiveIntegerField(default=0)
+    files_done = models.PositiveIntegerField(default=0)
+    files_failed = models.PositiveIntegerField(default=0)
+    articles = models.PositiveIntegerField(default=0)
+    deleted = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} job {self.pk} ({self.status})"
+
+    @property
+    def articles_per_second(self) -> float:
+        if not self.started_at or not self.articles:
+            return 0.0
+        elapsed = ((self.finished_at or timezone.now()) - self.started_at).total_seconds()
+        return self.articles / elapsed if elapsed > 0 else 0.0
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Remaining time at the pace of the files finished so far; None until one has finished."""
+        finished = self.files_done + self.files_failed
+        if not self.started_at or not finished or self.finished_at:
+            return None
+        elapsed = (timezone.now() - self.started_at).total_seconds()
+        return elapsed / finished * max(self.files_total - finished, 0)
+
+
+class PubmedFile(models.Model):
+    """A baseline or update file as this site has processed it; a finished name with the same md5 is skipped."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DOWNLOADED = "downloaded"  # on disk, md5 checked
+        STORED = "stored"  # parsed into the database and the lexical index; deletions applied
+        INDEXED = "indexed"  # embedded into the vector index: finished
+        FAILED = "failed"
+
+    name = models.CharField(max_length=128, unique=True)
+    url = models.URLField(max_length=512, blank=True)
+    md5 = models.CharField(max_length=32, blank=True)
+    size = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    articles = models.PositiveIntegerField(default=0)
+    skipped_without_abstract = models.PositiveIntegerField(default=0)
+    deleted = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    job = models.ForeignKey(IndexJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="files")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.status})"

@@ -2,33 +2,87 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import asdict
 
 from django.db import transaction
 
-from indexer.records import ArticleRecord
+from indexer.records import ArticleRecord, Author, MeshHeading
 from webapp.corpus.models import Article
 
-_FIELDS = ["title", "abstract", "journal", "year", "authors", "mesh"]
+_FIELDS = [
+    "version",
+    "title",
+    "abstract",
+    "journal",
+    "journal_iso",
+    "volume",
+    "issue",
+    "pages",
+    "pub_date",
+    "year",
+    "authors",
+    "author_details",
+    "mesh",
+    "publication_types",
+    "language",
+    "doi",
+    "pmc",
+    "source_file",
+    "embedded",
+]
 
 
-def article_upsert_batch(*, records: Sequence[ArticleRecord]) -> None:
-    """Insert or replace articles by PMID in one statement: re-ingesting a file never duplicates a row."""
-    rows = [
-        Article(
-            pmid=record.pmid,
-            title=record.title,
-            abstract=record.abstract,
-            journal=record.journal[:512],
-            year=record.year,
-            authors=list(record.authors),
-            mesh=[asdict(heading) for heading in record.mesh],
-        )
-        for record in records
-    ]
+def _row(record: ArticleRecord, source: str) -> Article:
+    return Article(
+        pmid=record.pmid,
+        version=record.version,
+        title=record.title,
+        abstract=record.abstract,
+        journal=record.journal[:512],
+        journal_iso=record.journal_iso[:256],
+        volume=record.volume[:64],
+        issue=record.issue[:64],
+        pages=record.pages[:64],
+        pub_date=record.pub_date[:64],
+        year=record.year,
+        authors=list(record.author_names),
+        author_details=[asdict(author) for author in record.authors],
+        mesh=[asdict(heading) for heading in record.mesh],
+        publication_types=list(record.publication_types),
+        language=record.language[:16],
+        doi=record.doi[:256],
+        pmc=record.pmc[:32],
+        source_file=source[:128],
+        embedded=False,
+    )
+
+
+def _comparable(article: Article) -> str:
+    # Through JSON, so that tuples in a new row compare equal to the lists a stored JSON field reads back as.
+    return json.dumps([getattr(article, name) for name in _FIELDS if name not in ("source_file", "embedded")])
+
+
+def article_upsert_batch(*, records: Sequence[ArticleRecord], source: str = "") -> list[ArticleRecord]:
+    """Insert or replace articles by PMID in one statement; returns the records actually written.
+
+    A stored newer version wins over an older one arriving later, and a record identical to the stored row is left
+    alone, so re-ingesting a file rewrites nothing and queues nothing for re-embedding.
+    """
+    stored = {article.pmid: article for article in Article.objects.filter(pmid__in=[record.pmid for record in records])}
+    written: list[ArticleRecord] = []
+    rows: list[Article] = []
+    for record in records:
+        row = _row(record, source)
+        previous = stored.get(record.pmid)
+        if previous is not None and (previous.version > record.version or _comparable(previous) == _comparable(row)):
+            continue
+        written.append(record)
+        rows.append(row)
     with transaction.atomic():
         Article.objects.bulk_create(rows, update_conflicts=True, unique_fields=["pmid"], update_fields=_FIELDS)
+    return written
 
 
 def article_delete_batch(*, pmids: Sequence[str]) -> int:
@@ -36,11 +90,55 @@ def article_delete_batch(*, pmids: Sequence[str]) -> int:
     return deleted
 
 
-class DatabaseArticleSink:
-    """The indexer's ArticleSink, backed by these services."""
+def article_record(article: Article) -> ArticleRecord:
+    """What the indexes need of a stored article (the embed step reads these back)."""
+    return ArticleRecord(
+        pmid=article.pmid,
+        version=article.version,
+        title=article.title,
+        abstract=article.abstract,
+        journal=article.journal,
+        journal_iso=article.journal_iso,
+        year=article.year,
+        pub_date=article.pub_date,
+        authors=tuple(
+            Author(
+                name=author["name"],
+                collective=author.get("collective", False),
+                affiliations=tuple(author.get("affiliations", ())),
+                orcid=author.get("orcid", ""),
+            )
+            for author in article.author_details
+        ),
+        mesh=tuple(
+            MeshHeading(
+                descriptor=heading["descriptor"],
+                major_topic=heading.get("major_topic", False),
+                qualifiers=tuple(heading.get("qualifiers", ())),
+            )
+            for heading in article.mesh
+        ),
+        publication_types=tuple(article.publication_types),
+        language=article.language,
+        doi=article.doi,
+        pmc=article.pmc,
+    )
 
-    def save(self, records: Sequence[ArticleRecord]) -> None:
-        article_upsert_batch(records=records)
+
+class DatabaseArticleSink:
+    """The indexer's ArticleSink, backed by the article table."""
+
+    def save(self, records: Sequence[ArticleRecord], *, source: str) -> list[ArticleRecord]:
+        return article_upsert_batch(records=records, source=source)
 
     def delete(self, pmids: Sequence[str]) -> None:
         article_delete_batch(pmids=pmids)
+
+    def pending_embedding(self, *, source: str | None, limit: int) -> list[ArticleRecord]:
+        pending = Article.objects.filter(embedded=False)
+        if source is not None:
+            pending = pending.filter(source_file=source[:128])
+        return [article_record(article) for article in pending.order_by("pmid")[:limit]]
+
+    def mark_embedded(self, pmids: Sequence[str]) -> None:
+        Article.objects.filter(pmid__in=list(pmids)).update(embedded=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import shutil
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,10 +25,9 @@ from generator.llm import OpenAICompatibleLLM, ServerTokenCounter
 from generator.prompts import STANCE_SYSTEM, STANCE_USER
 from indexer.base import Embedder
 from indexer.hybrid import HybridSettings, hybrid_search
-from indexer.qdrant_edge_index import QdrantEdgeIndex
 from indexer.records import ArticleRecord
-from indexer.tantivy_index import TantivyIndex
 from verifier.claims import claims_from_answer
+from webapp.ops.evaluation_index import EvaluationIndex, build_evaluation_index
 from webapp.qa.context import focused_context, packed_context
 from webapp.qa.pipeline import GenerationSettings
 
@@ -74,36 +72,10 @@ def evaluation_order(items: Sequence[PubMedQAItem], test_ids_path: Path | None, 
     ]
 
 
-@dataclass
-class EvaluationIndex:
-    lexical: TantivyIndex
-    vectors: QdrantEdgeIndex
-    articles: dict[str, ArticleRecord]
-
-    def close(self) -> None:
-        self.vectors.close()
-        self.lexical.close()
-
-
 def build_index(items: Sequence[PubMedQAItem], directory: Path, embedder: Embedder) -> EvaluationIndex:
-    """Index the abstracts, or reuse the index a previous run built for the same set of PMIDs."""
-    records = {item.pmid: ArticleRecord(pmid=item.pmid, title="", abstract=item.abstract) for item in items}
-    stamp = directory / "pmids.json"
-    fresh = not stamp.exists() or json.loads(stamp.read_text()) != sorted(records)
-    if fresh and directory.exists():
-        shutil.rmtree(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    lexical = TantivyIndex(directory / "tantivy")
-    vectors = QdrantEdgeIndex(directory / "qdrant_edge", dimension=len(embedder.embed(["dimension"])[0]))
-    if fresh:
-        batch = list(records.values())
-        for start in range(0, len(batch), 128):
-            chunk = batch[start : start + 128]
-            lexical.add(chunk)
-            vectors.upsert([record.pmid for record in chunk], embedder.embed([record.text for record in chunk]))
-        vectors.optimize()
-        stamp.write_text(json.dumps(sorted(records)))
-    return EvaluationIndex(lexical=lexical, vectors=vectors, articles=records)
+    """Index the abstracts, or reuse the index a previous run built for the same abstracts."""
+    records = [ArticleRecord(pmid=item.pmid, title="", abstract=item.abstract) for item in items]
+    return build_evaluation_index(records, directory, embedder)
 
 
 def parse_stance(reply: str) -> str:

@@ -1,5 +1,9 @@
 """Measure a stage of the pipeline on labelled data; prints a table and writes JSON.
 
+    manage.py evaluate retrieval --corpus ../shared/data/bioasq/benchmark/corpus.jsonl.gz \\
+        ../shared/data/bioasq/benchmark/distractors.jsonl.gz \\
+        --questions ../shared/data/bioasq/benchmark/questions_dev.jsonl \\
+        --qrels ../shared/data/bioasq/benchmark/qrels_dev.tsv --json var/benchmarks/retrieval-bioasq.json
     manage.py evaluate generation --pubmedqa ../shared/data/pubmedqa/ori_pqal.json --limit 50 \\
         --serve qwen2.5-coder-1.5b-instruct --serve qwen2.5-coder-0.5b-instruct --json var/benchmarks/generation.json
 
@@ -31,7 +35,9 @@ from webapp.ops.evaluate_generation import (
     load_pqal,
     print_table,
 )
+from webapp.ops.evaluate_retrieval import format_retrieval_table
 from webapp.ops.evaluate_verification import format_evidence_table, format_verification_table
+from webapp.ops.retrieval_command import retrieval_command
 from webapp.ops.verification_commands import evidence_command, verification_command
 from webapp.qa.pipeline import default_pipeline_settings
 
@@ -75,6 +81,15 @@ class Command(BaseCommand):
             help="Serve this packaged model for the judge (default: the configured endpoint).",
         )
 
+        retrieval = stages.add_parser("retrieval", help="Lexical, semantic and hybrid search against bm25s, by qrels.")
+        retrieval.add_argument("--corpus", type=Path, nargs="+", required=True, help="JSONL or PubMed XML, gz or not.")
+        retrieval.add_argument("--questions", type=Path, required=True, help="JSON lines: id + body|question|claim.")
+        retrieval.add_argument("--qrels", type=Path, required=True, help="TSV: query_id, pmid, relevance.")
+        retrieval.add_argument("--json", type=Path, help="Write the results here.")
+        retrieval.add_argument(
+            "--index-dir", type=Path, help="Where to build the throw-away indexes (default: var/eval/retrieval-<name>)."
+        )
+
         evidence = stages.add_parser("evidence", help="Sentence-level evidence extraction on rationale pairs.")
         evidence.add_argument("--claims", type=Path, required=True)
         evidence.add_argument("--corpus", type=Path, required=True)
@@ -89,6 +104,8 @@ class Command(BaseCommand):
             self._generation(options)
         elif options["stage"] == "verification":
             self._write(verification_command(options, self.stdout.write), options["json"], format_verification_table)
+        elif options["stage"] == "retrieval":
+            self._write(retrieval_command(options, self.stdout.write), options["json"], format_retrieval_table)
         elif options["stage"] == "evidence":
             self._write(evidence_command(options, self.stdout.write), options["json"], format_evidence_table)
 

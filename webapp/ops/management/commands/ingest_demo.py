@@ -33,6 +33,11 @@ class Command(BaseCommand):
         if indexed and stored:
             self.stdout.write(f"index holds {indexed} documents and the database {stored} articles: nothing to do")
             return
+        if stored and not indexed:
+            # Articles from an earlier version whose index layout changed: rebuild from the database, no re-parsing.
+            self.stdout.write(f"the database holds {stored} articles but the index is empty: rebuilding it")
+            call_command("rebuild_index", "--no-progress")
+            return
         paths = demo_paths(settings.VERIMED_DATA_DIR)
         missing = [str(path) for path in paths if not path.exists()]
         if missing:

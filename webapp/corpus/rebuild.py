@@ -1,0 +1,73 @@
+"""A full rebuild of both indexes from the article table into a new generation, switched to when complete."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from indexer.chunking import Chunker
+from webapp.corpus import engines
+from webapp.corpus.generations import (
+    activate_generation,
+    active_generation,
+    new_generation_name,
+    remove_generation_folders,
+)
+from webapp.corpus.models import Article
+from webapp.corpus.services import article_record
+
+
+@dataclass(frozen=True)
+class RebuildReport:
+    generation: str
+    previous: str
+    articles: int
+    chunks: int
+    seconds: float
+
+
+def _batches(queryset: QuerySet[Article], size: int) -> Iterator[list[Article]]:
+    # Keyset pagination by primary key: constant memory and no OFFSET scans over millions of rows.
+    last = 0
+    while True:
+        batch = list(queryset.filter(pk__gt=last).order_by("pk")[:size])
+        if not batch:
+            return
+        yield batch
+        last = batch[-1].pk
+
+
+def index_rebuild(*, batch_size: int = 256, on_progress: Callable[[int], None] | None = None) -> RebuildReport:
+    """Write every stored article into a new generation, catch up with what changed meanwhile, then switch.
+
+    Questions keep being answered from the active generation throughout; a rebuild that dies leaves it untouched
+    (the half-built folders are removed by the next rebuild).
+    """
+    started, began = timezone.now(), time.perf_counter()
+    previous, generation = active_generation(), new_generation_name()
+    lexical, vectors = engines.lexical_index_for(generation), engines.vector_index_for(generation)
+    embedder = engines.embedder()
+    chunker = Chunker(embedder.token_lengths, max_tokens=embedder.max_tokens)
+    articles = chunks = 0
+    try:
+        for subset in (Article.objects.all(), Article.objects.filter(updated_at__gte=started)):
+            for batch in _batches(subset, batch_size):
+                records = [article_record(article) for article in batch]
+                lexical.add(records)
+                pieces = chunker.chunks(records)
+                vectors.delete([record.pmid for record in records])
+                vectors.upsert(pieces, embedder.embed([piece.text for piece in pieces]))
+                articles += len(records)
+                chunks += len(pieces)
+                if on_progress:
+                    on_progress(len(records))
+        vectors.optimize()
+    finally:
+        engines.release_generation(generation)
+    activate_generation(generation)
+    remove_generation_folders(keep={generation, previous})
+    return RebuildReport(generation, previous, articles, chunks, time.perf_counter() - began)

@@ -1,0 +1,233 @@
+"""`manage.py evaluate retrieval`: lexical, semantic and hybrid search over one corpus, against plain BM25 from the
+`bm25s` package as the peer a user would otherwise pick, scored with ir-measures (trec_eval underneath)."""
+
+from __future__ import annotations
+
+import json
+import resource
+import statistics
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ir_measures
+import numpy as np
+from ir_measures import AP, P, R, nDCG
+
+from indexer.base import Embedder
+from indexer.errors import CorpusFormatError
+from indexer.hybrid import HybridSettings, hybrid_search
+from indexer.readers import read_articles
+from indexer.records import ArticleRecord, ReadStats
+from webapp.ops.evaluation_index import EvaluationIndex
+
+Write = Callable[[str], None]
+Ranking = list[str]  # PMIDs, best first
+DEPTH = 100  # recall@100 needs 100 results per question
+METRICS = ("p@10", "map@10", "ndcg@10", "recall@100")
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    text: str
+
+
+def read_questions(path: Path) -> list[Question]:
+    """JSON lines with an `id` and the text as `body` (BioASQ), `question` or `claim` (SciFact)."""
+    questions: list[Question] = []
+    with path.open(encoding="utf-8") as stream:
+        for number, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CorpusFormatError(f"{path}: line {number}: invalid JSON: {exc}") from exc
+            text = next((item[key] for key in ("body", "question", "claim") if item.get(key)), None)
+            if "id" not in item or not text:
+                raise CorpusFormatError(f"{path}: line {number}: needs an 'id' and a 'body', 'question' or 'claim'")
+            questions.append(Question(id=str(item["id"]), text=str(text)))
+    return questions
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """Tab-separated `query_id pmid relevance` (a header line is skipped) or TREC's `qid 0 docid rel`."""
+    qrels: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8") as stream:
+        for number, line in enumerate(stream, start=1):
+            fields = line.split()
+            if not fields or (number == 1 and not fields[-1].lstrip("-").isdigit()):
+                continue
+            if len(fields) == 4:
+                fields = [fields[0], fields[2], fields[3]]
+            if len(fields) != 3 or not fields[2].lstrip("-").isdigit():
+                raise CorpusFormatError(f"{path}: line {number}: expected 'query_id pmid relevance', got {line!r}")
+            qrels.setdefault(fields[0], {})[fields[1]] = int(fields[2])
+    return qrels
+
+
+def read_corpus(paths: Iterable[Path]) -> tuple[list[ArticleRecord], float]:
+    """Every record of every file (a later file's record replaces an earlier one's), and the seconds spent parsing."""
+    started = time.perf_counter()
+    records: dict[str, ArticleRecord] = {}
+    for path in paths:
+        for record in read_articles(path, ReadStats()):
+            records[record.pmid] = record
+    return list(records.values()), time.perf_counter() - started
+
+
+def scores(rankings: dict[str, Ranking], qrels: dict[str, dict[str, int]]) -> dict[str, float]:
+    """Mean P@10, MAP@10, nDCG@10 and recall@100 over every question that has qrels (no results scores 0).
+
+    trec_eval's AP@10 divides by all relevant documents; MAP@10 here divides by min(|relevant|, 10), so that a
+    question with 30 relevant documents can still reach 1.
+    """
+    measures = {"p@10": P @ 10, "ndcg@10": nDCG @ 10, "recall@100": R @ 100, "ap@10": AP @ 10}
+    # Scores that fall with rank, so trec_eval (which sorts by score, ties by doc id) keeps our order exactly.
+    run = {
+        qid: {pmid: float(len(ranking) - rank) for rank, pmid in enumerate(ranking)}
+        for qid, ranking in rankings.items()
+    }
+    per_query: dict[str, dict[str, float]] = {qid: dict.fromkeys(measures, 0.0) for qid in qrels}
+    names = {measure: name for name, measure in measures.items()}
+    for metric in ir_measures.iter_calc(list(measures.values()), qrels, {qid: run[qid] for qid in run if run[qid]}):
+        if metric.query_id in per_query:
+            per_query[metric.query_id][names[metric.measure]] = float(metric.value)
+    totals = dict.fromkeys(METRICS, 0.0)
+    for qid, values in per_query.items():
+        relevant = sum(1 for rel in qrels[qid].values() if rel > 0)
+        normaliser = min(relevant, 10)
+        totals["map@10"] += values["ap@10"] * relevant / normaliser if normaliser else 0.0
+        for name in ("p@10", "ndcg@10", "recall@100"):
+            totals[name] += values[name]
+    count = max(len(per_query), 1)
+    return {name: round(total / count, 4) for name, total in totals.items()}
+
+
+def latency_summary(latencies_ms: Sequence[float]) -> dict[str, float]:
+    if not latencies_ms:
+        return {"latency_ms_p50": 0.0, "latency_ms_p95": 0.0}
+    return {
+        "latency_ms_p50": round(statistics.median(latencies_ms), 2),
+        "latency_ms_p95": round(float(np.percentile(latencies_ms, 95)), 2),
+    }
+
+
+class Bm25sBaseline:
+    """Plain BM25 (Robertson, k1 1.5, b 0.75) from `bm25s` with English stopwords and the Snowball stemmer."""
+
+    def __init__(self, records: Sequence[ArticleRecord]) -> None:
+        import bm25s
+        import Stemmer
+
+        self._bm25s = bm25s
+        self._stemmer = Stemmer.Stemmer("english")
+        self.pmids = [record.pmid for record in records]
+        tokens = bm25s.tokenize(
+            [record.text for record in records], stopwords="en", stemmer=self._stemmer, show_progress=False
+        )
+        self._retriever = bm25s.BM25()
+        self._retriever.index(tokens, show_progress=False)
+
+    def search(self, query: str, *, limit: int) -> Ranking:
+        tokens = self._bm25s.tokenize([query], stopwords="en", stemmer=self._stemmer, show_progress=False)
+        if not tokens.ids or not tokens.ids[0]:
+            return []
+        k = min(limit, len(self.pmids))
+        documents, doc_scores = self._retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
+        return [self.pmids[int(doc)] for doc, score in zip(documents[0], doc_scores[0], strict=True) if score > 0]
+
+
+def _timed_rankings(
+    questions: Sequence[Question], search: Callable[[str], Ranking]
+) -> tuple[dict[str, Ranking], list[float]]:
+    search(questions[0].text)  # warm-up: first-call costs (caches, lazy loads) are not per-question latency
+    rankings: dict[str, Ranking] = {}
+    latencies: list[float] = []
+    for question in questions:
+        started = time.perf_counter()
+        rankings[question.id] = search(question.text)
+        latencies.append((time.perf_counter() - started) * 1000)
+    return rankings, latencies
+
+
+def product_modes() -> dict[str, HybridSettings]:
+    """The product's own search settings per mode, each returning the evaluation depth."""
+    return {
+        "lexical": HybridSettings(top_k=DEPTH, mode="lexical", candidates_per_leg=DEPTH),
+        "semantic": HybridSettings(top_k=DEPTH, mode="semantic", candidates_per_leg=DEPTH),
+        "hybrid": HybridSettings(top_k=DEPTH, candidates_per_leg=DEPTH),
+        "hybrid_rrf": HybridSettings(
+            top_k=DEPTH, fusion="rrf", lexical_weight=0.5, semantic_weight=0.5, candidates_per_leg=DEPTH
+        ),
+    }
+
+
+def evaluate_retrieval(
+    *,
+    records: Sequence[ArticleRecord],
+    questions: Sequence[Question],
+    qrels: dict[str, dict[str, int]],
+    index: EvaluationIndex,
+    embedder: Embedder,
+    write: Write,
+) -> dict[str, Any]:
+    judged = [question for question in questions if question.id in qrels]
+    if not judged:
+        raise CorpusFormatError("no question has qrels: check that the question ids match the qrels' query ids")
+    modes: dict[str, dict[str, float]] = {}
+    for name, settings in product_modes().items():
+        write(f"  {name}: {len(judged)} questions…")
+
+        def search(text: str, settings: HybridSettings = settings) -> Ranking:
+            hits = hybrid_search(
+                text, lexical=index.lexical, vectors=index.vectors, embedder=embedder, settings=settings
+            )
+            return [hit.pmid for hit in hits]
+
+        rankings, latencies = _timed_rankings(judged, search)
+        modes[name] = {**scores(rankings, qrels), **latency_summary(latencies)}
+    write("  bm25s_baseline: indexing and searching…")
+    started = time.perf_counter()
+    baseline = Bm25sBaseline(records)
+    baseline_index_s = time.perf_counter() - started
+    rankings, latencies = _timed_rankings(judged, lambda text: baseline.search(text, limit=DEPTH))
+    modes["bm25s_baseline"] = {**scores(rankings, qrels), **latency_summary(latencies)}
+    return {
+        "n_questions": len(judged),
+        "n_docs": len(records),
+        "modes": modes,
+        "bm25s_index_seconds": round(baseline_index_s, 2),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def build_summary(index: EvaluationIndex, *, parse_seconds: float) -> dict[str, Any]:
+    """Ingestion throughput per stage for the build this run did (absent when the index was reused)."""
+    docs = len(index.articles)
+    seconds = {"parse": parse_seconds, **index.seconds}
+    return {
+        "docs": docs,
+        "chunks": index.chunks,
+        "reused": not index.seconds,
+        "seconds": {stage: round(value, 2) for stage, value in seconds.items()},
+        "docs_per_second": {stage: round(docs / value, 1) for stage, value in seconds.items() if value > 0},
+    }
+
+
+def format_retrieval_table(result: dict[str, Any]) -> str:
+    header = f"{'mode':<16}" + "".join(f"{name:>11}" for name in (*METRICS, "p50 ms", "p95 ms"))
+    lines = [f"{result['n_questions']} questions over {result['n_docs']:,} documents", header, "-" * len(header)]
+    for mode, values in result["modes"].items():
+        cells = [f"{values[name]:>11.4f}" for name in METRICS]
+        cells += [f"{values['latency_ms_p50']:>11.1f}", f"{values['latency_ms_p95']:>11.1f}"]
+        lines.append(f"{mode:<16}" + "".join(cells))
+    build = result.get("build")
+    if build and not build["reused"]:
+        rates = ", ".join(f"{stage} {rate:,.0f}/s" for stage, rate in build["docs_per_second"].items())
+        lines.append(f"build: {build['docs']:,} docs, {build['chunks']:,} chunks; {rates}")
+    lines.append(f"peak RSS {result['peak_rss_mb']:,.0f} MB")
+    return "\n".join(lines)
