@@ -55,7 +55,8 @@ class Chunker:
         # lexical index): the abstract's own words matter more.
         if title_tokens > self.max_tokens // 2:
             title, title_tokens = "", 0
-        budget = self.max_tokens - _SPECIAL_TOKENS - title_tokens
+        separator_tokens = 1 if title else 0  # the ". " _with_title adds
+        budget = self.max_tokens - _SPECIAL_TOKENS - title_tokens - separator_tokens
         sentence_tokens = [length - _SPECIAL_TOKENS for length in self.token_lengths(sentences)]
         groups: list[list[str]] = []
         used = budget + 1  # forces a new group for the first sentence
@@ -69,14 +70,15 @@ class Chunker:
         return [_with_title(title, " ".join(group)) for group in groups]
 
     def _fit(self, sentence: str, tokens: int, budget: int) -> list[tuple[str, int]]:
-        """A sentence longer than the budget (a run-on list, a table flattened into text) is cut by words."""
-        if tokens <= budget:
-            return [(sentence, tokens)]
+        """A sentence longer than the budget (a run-on list, a table flattened into text) is halved by words until
+        every piece fits; word-piece counts are not proportional to words, so each half is measured again."""
         words = sentence.split()
-        per_piece = max(1, int(len(words) * budget / tokens * 0.9))
-        pieces = [" ".join(words[start : start + per_piece]) for start in range(0, len(words), per_piece)]
-        lengths = [length - _SPECIAL_TOKENS for length in self.token_lengths(pieces)]
-        return list(zip(pieces, lengths, strict=True))
+        if tokens <= budget or len(words) == 1:
+            return [(sentence, tokens)]
+        half = len(words) // 2
+        left, right = " ".join(words[:half]), " ".join(words[half:])
+        left_tokens, right_tokens = (length - _SPECIAL_TOKENS for length in self.token_lengths([left, right]))
+        return self._fit(left, left_tokens, budget) + self._fit(right, right_tokens, budget)
 
 
 def _with_title(title: str, body: str) -> str:

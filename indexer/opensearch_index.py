@@ -20,6 +20,7 @@ _ANALYZER = "verimed_english"
 # Statuses that say the cluster is overloaded or between nodes, not that the request was wrong.
 _TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
 _BULK_CHUNK = 500
+_PAUSED = "-1"  # refresh_interval that turns periodic refresh off
 
 # Snowball English (porter2) is the stemmer of tantivy's en_stem: both adapters conflate the same word forms. It also
 # strips "'s", which a possessive_english filter would do too, were it not broken in osmem (it matches every document).
@@ -175,7 +176,10 @@ class OpenSearchIndex:
         setting = "index.refresh_interval"
         current = client.indices.get_settings(index=self.index, name=setting)
         previous = current.get(self.index, {}).get("settings", {}).get("index", {}).get("refresh_interval")
-        client.indices.put_settings(index=self.index, body={"index": {"refresh_interval": "-1"}})
+        if previous == _PAUSED:
+            # Another load is under way (or died mid-way): putting its pause back would leave refresh off for good.
+            previous = None
+        client.indices.put_settings(index=self.index, body={"index": {"refresh_interval": _PAUSED}})
         try:
             yield
         finally:

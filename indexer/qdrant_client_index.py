@@ -112,6 +112,7 @@ class QdrantClientIndex:
 
     def _ensure_collection(self, client: QdrantClient) -> None:
         from qdrant_client import models
+        from qdrant_client.http.exceptions import UnexpectedResponse
 
         if client.collection_exists(self.collection):
             self._check_collection(client)
@@ -119,12 +120,19 @@ class QdrantClientIndex:
         quantization = models.ScalarQuantization(
             scalar=models.ScalarQuantizationConfig(type=models.ScalarType.INT8, quantile=0.99, always_ram=True)
         )
-        client.create_collection(
-            self.collection,
-            vectors_config={VECTOR_NAME: models.VectorParams(size=self.dimension, distance=models.Distance.COSINE)},
-            hnsw_config=models.HnswConfigDiff(m=16, ef_construct=100),
-            quantization_config=quantization if self.quantize else None,
-        )
+        try:
+            client.create_collection(
+                self.collection,
+                vectors_config={VECTOR_NAME: models.VectorParams(size=self.dimension, distance=models.Distance.COSINE)},
+                hnsw_config=models.HnswConfigDiff(m=16, ef_construct=100),
+                quantization_config=quantization if self.quantize else None,
+            )
+        except UnexpectedResponse as exc:
+            if exc.status_code != 409:
+                raise
+            # Another process (a worker beside an ingest) created it between our check and our call: use theirs.
+            self._check_collection(client)
+            return
         # Local mode ignores payload indexes (it scans) and warns about each one, so only a server gets them.
         if self.remote:
             schema_types = {"keyword": models.PayloadSchemaType.KEYWORD, "integer": models.PayloadSchemaType.INTEGER}

