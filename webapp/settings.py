@@ -146,6 +146,9 @@ VERIMED_PUBMED_UPDATES_URL = env.str(
 )
 VERIMED_PUBMED_DIR = Path(env.str("VERIMED_PUBMED_DIR", default=str(VAR_DIR / "pubmed"))).resolve()
 VERIMED_PUBMED_KEEP_FILES = env.bool("VERIMED_PUBMED_KEEP_FILES", default=False)
+# Attempts per file within one task (a transfer that makes progress does not use one up), and the first wait.
+VERIMED_PUBMED_DOWNLOAD_RETRIES = env.int("VERIMED_PUBMED_DOWNLOAD_RETRIES", default=5)
+VERIMED_PUBMED_RETRY_BACKOFF_SECONDS = env.float("VERIMED_PUBMED_RETRY_BACKOFF_SECONDS", default=2.0)
 VERIMED_EMBEDDING_MODEL = env.str("VERIMED_EMBEDDING_MODEL", default="minilm")
 VERIMED_TORCH_THREADS = env.int("VERIMED_TORCH_THREADS", default=2)
 VERIMED_LLM_BASE_URL = env.str("VERIMED_LLM_BASE_URL", default="http://127.0.0.1:8081/v1")

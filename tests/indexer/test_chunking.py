@@ -28,9 +28,7 @@ def long_record(sentences: int) -> ArticleRecord:
         f"In cohort {number} the investigators followed {number * 10} adults for glucose control and events."
         for number in range(1, sentences + 1)
     )
-    return ArticleRecord(
-        "42", TITLE, abstract, journal="Diabetes Care", year=2019, mesh=(MeshHeading("Metformin"),)
-    )
+    return ArticleRecord("42", TITLE, abstract, journal="Diabetes Care", year=2019, mesh=(MeshHeading("Metformin"),))
 
 
 def test_the_embedder_reports_minilms_window_and_counts_special_tokens(embedder: SentenceTransformerEmbedder) -> None:

@@ -21,7 +21,10 @@ _ORDER = [PubmedFile.Status.PENDING, PubmedFile.Status.DOWNLOADED, PubmedFile.St
 
 
 def _reached(pubmed_file: PubmedFile, status: PubmedFile.Status) -> bool:
-    return pubmed_file.status in _ORDER and _ORDER.index(PubmedFile.Status(pubmed_file.status)) >= _ORDER.index(status)
+    """Whether the step leading to `status` has nothing to do: it was done, or the file failed earlier."""
+    if pubmed_file.status == PubmedFile.Status.FAILED:
+        return True
+    return _ORDER.index(PubmedFile.Status(pubmed_file.status)) >= _ORDER.index(status)
 
 
 def download_dir() -> Path:
@@ -61,7 +64,14 @@ def pubmed_file_download(*, file_id: int) -> None:
     remote = ncbi.RemoteFile(name=pubmed_file.name, url=pubmed_file.url, md5_url=f"{pubmed_file.url}.md5")
     with ncbi.default_client() as client:
         md5 = pubmed_file.md5 or ncbi.fetch_md5(remote, client=client)
-        path = ncbi.download(remote, download_dir(), client=client, expected_md5=md5)
+        path = ncbi.download(
+            remote,
+            download_dir(),
+            client=client,
+            expected_md5=md5,
+            retries=settings.VERIMED_PUBMED_DOWNLOAD_RETRIES,
+            backoff=settings.VERIMED_PUBMED_RETRY_BACKOFF_SECONDS,
+        )
     pubmed_file.md5, pubmed_file.size = md5, path.stat().st_size
     pubmed_file.status = PubmedFile.Status.DOWNLOADED
     pubmed_file.save(update_fields=["md5", "size", "status", "updated_at"])

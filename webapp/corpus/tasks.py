@@ -26,20 +26,23 @@ _FILE_TIME_LIMITS = {"soft_time_limit": 4 * 3600, "time_limit": 4 * 3600 + 120}
 
 
 def _run_step(task: Task, step: Callable[..., None], file_id: int) -> int:
+    """Run one step; transient errors are retried with backoff, anything else fails the file with its reason.
+
+    A failure is recorded on the file's row (and its job), not raised: the chain's later steps see the failed
+    status and do nothing, and the other files of the job go on.
+    """
     try:
         step(file_id=file_id)
     except IndexerError as exc:
         if exc.transient and task.request.retries < MAX_RETRIES:
             raise task.retry(exc=exc, countdown=RETRY_BACKOFF_SECONDS * 2**task.request.retries) from exc
+        logger.warning("PubMed file %s failed in %s: %s", file_id, step.__name__, exc)
         indexing.pubmed_file_fail(file_id=file_id, reason=str(exc))
-        raise
     except SoftTimeLimitExceeded:
         indexing.pubmed_file_fail(file_id=file_id, reason=f"{step.__name__} ran past its time limit")
-        raise
     except Exception as exc:
         logger.exception("PubMed file %s failed in %s", file_id, step.__name__)
         indexing.pubmed_file_fail(file_id=file_id, reason=f"internal error in {step.__name__}: {exc}")
-        raise
     return file_id
 
 

@@ -24,7 +24,9 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        bar: tqdm[Any] = tqdm(total=Article.objects.count(), unit="abstract", disable=options["no_progress"], desc="rebuild")
+        bar: tqdm[Any] = tqdm(
+            total=Article.objects.count(), unit="abstract", disable=options["no_progress"], desc="rebuild"
+        )
 
         def progress(count: int) -> None:
             bar.update(count)
