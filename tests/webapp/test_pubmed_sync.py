@@ -14,10 +14,10 @@ from django.core.management import CommandError, call_command
 from pytest_django.fixtures import Settings
 
 from indexer.base import SearchFilters
+from tests.ncbi_server import BASELINE, UPDATES, NcbiTestServer, excerpt_bytes, serve_ncbi
 from webapp.celery import app
 from webapp.corpus import engines
 from webapp.corpus.models import Article, IndexJob, PubmedFile
-from tests.ncbi_server import BASELINE, UPDATES, NcbiTestServer, excerpt_bytes, serve_ncbi
 
 # Two small real baseline excerpts: 47 and 12 citations (pmparser's test files), under 2026 names.
 BASELINE_FILES = {

@@ -91,7 +91,7 @@ def article_delete_batch(*, pmids: Sequence[str]) -> int:
 
 
 def article_record(article: Article) -> ArticleRecord:
-    """What the indexes need of a stored article (the embed step reads these back)."""
+    """A stored article as the record it was saved from (the embed step and a rebuild read these back)."""
     return ArticleRecord(
         pmid=article.pmid,
         version=article.version,
@@ -99,6 +99,9 @@ def article_record(article: Article) -> ArticleRecord:
         abstract=article.abstract,
         journal=article.journal,
         journal_iso=article.journal_iso,
+        volume=article.volume,
+        issue=article.issue,
+        pages=article.pages,
         year=article.year,
         pub_date=article.pub_date,
         authors=tuple(
