@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 CORPUS = "\n".join(
     [
         '{"pmid": "1", "title": "Metformin in diabetes", "abstract": "Metformin lowered glucose in adults."}',
-        '{"pmid": "2", "title": "Warfarin and stroke", "abstract": "Warfarin prevented stroke in atrial fibrillation."}',
+        '{"pmid": "2", "title": "Warfarin and stroke", "abstract": "Warfarin prevented stroke in AF."}',
         '{"pmid": "3", "title": "Zinc and colds", "abstract": "Zinc lozenges shortened the common cold."}',
     ]
 )
