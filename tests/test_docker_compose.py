@@ -20,7 +20,18 @@ def compose() -> dict[str, Any]:
 
 
 def test_every_service_the_settings_need_is_defined(compose: dict[str, Any]) -> None:
-    assert {"postgres", "redis", "vllm", "migrate", "web", "worker"} <= set(compose["services"])
+    assert {"postgres", "redis", "opensearch", "qdrant", "vllm", "migrate", "web", "worker"} <= set(compose["services"])
+
+
+def test_the_app_searches_the_opensearch_and_qdrant_services(compose: dict[str, Any]) -> None:
+    for name in ("web", "worker"):
+        environment = compose["services"][name]["environment"]
+        assert (environment["VERIMED_LEXICAL_BACKEND"], environment["VERIMED_VECTOR_BACKEND"]) == (
+            "opensearch",
+            "qdrant",
+        )
+        assert environment["VERIMED_OPENSEARCH_URL"] == "http://opensearch:9200"
+        assert environment["VERIMED_QDRANT_URL"] == "http://qdrant:6333"
 
 
 def test_app_services_get_every_setting_from_the_environment(compose: dict[str, Any]) -> None:

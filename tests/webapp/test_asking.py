@@ -39,8 +39,11 @@ def test_it_accepts_a_question_at_the_limit_and_queues_it(
     assert question.status == Question.Status.QUEUED
     assert question.settings["retrieval"] == {
         "top_k": 10,
+        "mode": "hybrid",
+        "fusion": "weighted",
         "lexical_weight": 0.7,
         "semantic_weight": 0.3,
+        "rrf_k": 60,
         "candidates_per_leg": 50,
     }
     assert len(callbacks) == 1, "the pipeline is enqueued once the row is committed"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 from pytest_django.fixtures import Settings
 
 from indexer.base import SearchFilters
@@ -182,3 +183,15 @@ def test_an_update_file_revises_and_deletes_citations_everywhere(server: NcbiTes
 def test_an_unreachable_listing_is_a_clear_command_error(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="cannot list"):
         call_command("pubmed_sync", "--baseline", "--base-url", "http://127.0.0.1:9/pubmed/baseline/")
+
+
+@pytest.mark.django_db
+def test_the_admin_shows_each_jobs_progress_and_files(server: NcbiTestServer, admin_client: Client) -> None:
+    sync(server, "--max-files", "1")
+    job = IndexJob.objects.get()
+
+    listing = admin_client.get("/admin/corpus/indexjob/").content.decode()
+    detail = admin_client.get(f"/admin/corpus/indexjob/{job.pk}/change/").content.decode()
+
+    assert "1/1 (0 failed)" in listing
+    assert "pubmed26n0001.xml.gz" in detail

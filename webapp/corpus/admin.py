@@ -1,14 +1,50 @@
-"""Admin pages for articles."""
+"""Admin pages for articles, indexing jobs and the PubMed files they processed."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 
-from webapp.corpus.models import Article
+from webapp.corpus.models import Article, IndexJob, PubmedFile
 
 
 @admin.register(Article)
 class ArticleAdmin(admin.ModelAdmin):
-    list_display = ("pmid", "title", "journal", "year")
-    search_fields = ("pmid", "title")
-    list_filter = ("year",)
+    list_display = ("pmid", "version", "title", "journal", "year", "embedded")
+    search_fields = ("pmid", "title", "doi")
+    list_filter = ("year", "embedded")
+
+
+class PubmedFileInline(admin.TabularInline):
+    model = PubmedFile
+    fields = ("name", "status", "articles", "deleted", "attempts", "error")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(IndexJob)
+class IndexJobAdmin(admin.ModelAdmin):
+    list_display = ("pk", "kind", "status", "progress", "articles", "rate", "eta", "created_at", "finished_at")
+    list_filter = ("kind", "status")
+    readonly_fields = [field.name for field in IndexJob._meta.fields]
+    inlines = [PubmedFileInline]
+
+    @admin.display(description="files")
+    def progress(self, job: IndexJob) -> str:
+        return f"{job.files_done + job.files_failed}/{job.files_total} ({job.files_failed} failed)"
+
+    @admin.display(description="articles/s")
+    def rate(self, job: IndexJob) -> str:
+        return f"{job.articles_per_second:.1f}"
+
+    @admin.display(description="ETA")
+    def eta(self, job: IndexJob) -> str:
+        seconds = job.eta_seconds
+        return "" if seconds is None else f"{seconds / 60:.0f} min"
+
+
+@admin.register(PubmedFile)
+class PubmedFileAdmin(admin.ModelAdmin):
+    list_display = ("name", "status", "articles", "deleted", "attempts", "md5", "finished_at")
+    list_filter = ("status",)
+    search_fields = ("name",)
