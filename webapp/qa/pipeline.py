@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Literal
 
 from django.conf import settings
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from generator.answer import PromptStyle
 from generator.llm import SamplingOptions, ServerKind
+from indexer.base import SearchFilters
 from indexer.hybrid import HybridSettings
 
 
@@ -45,8 +46,26 @@ class VerificationSettings(BaseModel, frozen=True):
     evidence_model: str = Field("", description="The trained evidence tagger's folder; empty: BM25 + cosine ranking.")
 
 
+class RetrievalFilters(BaseModel, frozen=True):
+    year_from: int | None = Field(None, ge=1800, le=2100, description="Earliest publication year, inclusive.")
+    year_to: int | None = Field(None, ge=1800, le=2100, description="Latest publication year, inclusive.")
+    journals: tuple[str, ...] = Field((), description="Journal titles as PubMed spells them (any of).")
+    publication_types: tuple[str, ...] = Field((), description="PubMed publication types (any of).")
+    mesh: tuple[str, ...] = Field((), description="MeSH descriptor names (any of).")
+
+    @model_validator(mode="after")
+    def _years_in_order(self) -> RetrievalFilters:
+        if self.year_from is not None and self.year_to is not None and self.year_from > self.year_to:
+            raise ValueError("year_from is after year_to")
+        return self
+
+    def search_filters(self) -> SearchFilters:
+        return SearchFilters(**self.model_dump())
+
+
 class PipelineSettings(BaseModel, frozen=True):
     retrieval: HybridSettings = HybridSettings()
+    filters: RetrievalFilters = RetrievalFilters()
     generation: GenerationSettings = GenerationSettings()
     verification: VerificationSettings = VerificationSettings()
     llm_model: str = Field(description="Model name served by the OpenAI-compatible endpoint.")

@@ -21,7 +21,7 @@ from webapp.corpus.models import Article
 from webapp.qa.context import generation_context, packed_context
 from webapp.qa.llm import llm_for, token_counter_for
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
-from webapp.qa.pipeline import PipelineSettings, default_pipeline_settings
+from webapp.qa.pipeline import PipelineSettings, RetrievalFilters, default_pipeline_settings
 from webapp.qa.verification import answer_verifier
 
 # How often streamed tokens are written to the row the page polls: often enough to look live, rarely enough
@@ -44,13 +44,20 @@ def question_validate(*, text: str) -> str:
 
 
 def question_create(
-    *, text: str, user: AbstractBaseUser | AnonymousUser | None = None, enqueue: bool = True
+    *,
+    text: str,
+    user: AbstractBaseUser | AnonymousUser | None = None,
+    enqueue: bool = True,
+    filters: RetrievalFilters | None = None,
 ) -> Question:
     cleaned = question_validate(text=text)
+    pipeline = default_pipeline_settings()
+    if filters is not None:
+        pipeline = pipeline.model_copy(update={"filters": filters})
     question = Question.objects.create(
         text=cleaned,
         user=user if isinstance(user, User) else None,
-        settings=default_pipeline_settings().model_dump(),
+        settings=pipeline.model_dump(mode="json"),
     )
     if enqueue:
         from webapp.qa.tasks import question_pipeline
@@ -90,6 +97,7 @@ def question_retrieve(*, question_id: int) -> None:
         vectors=engines.vector_index(),
         embedder=engines.embedder(),
         settings=pipeline.retrieval,
+        filters=pipeline.filters.search_filters(),
     )
     with transaction.atomic():
         question.retrieved.all().delete()  # a retried task starts this stage over

@@ -7,10 +7,12 @@ import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from pydantic import ValidationError
 
 from webapp.corpus import engines
 from webapp.qa import selectors, services
 from webapp.qa.models import Question
+from webapp.qa.pipeline import RetrievalFilters
 from webapp.qa.tasks import question_generate_task, question_retrieve_task, question_verify_task
 
 
@@ -25,10 +27,29 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="Print the stored result as one JSON object.")
         parser.add_argument("--in-process", action="store_true", help="Run without a worker.")
         parser.add_argument("--timeout", type=float, default=900.0, help="Seconds to wait for the worker.")
+        parser.add_argument("--year-from", type=int, help="Only abstracts published in or after this year.")
+        parser.add_argument("--year-to", type=int, help="Only abstracts published in or before this year.")
+        parser.add_argument("--journal", action="append", default=[], help="Only this journal (repeatable).")
+        parser.add_argument(
+            "--publication-type", action="append", default=[], help="Only this publication type (repeatable)."
+        )
+        parser.add_argument("--mesh", action="append", default=[], help="Only this MeSH descriptor (repeatable).")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            question = services.question_create(text=options["question"], enqueue=not options["in_process"])
+            filters = RetrievalFilters(
+                year_from=options["year_from"],
+                year_to=options["year_to"],
+                journals=tuple(options["journal"]),
+                publication_types=tuple(options["publication_type"]),
+                mesh=tuple(options["mesh"]),
+            )
+        except ValidationError as exc:
+            raise CommandError(f"invalid filters: {exc}") from exc
+        try:
+            question = services.question_create(
+                text=options["question"], enqueue=not options["in_process"], filters=filters
+            )
         except services.QuestionRejectedError as exc:
             raise CommandError(str(exc)) from exc
         if options["in_process"]:
