@@ -154,9 +154,16 @@ def _timed_rankings(
     return rankings, latencies
 
 
-def product_modes() -> dict[str, HybridSettings]:
-    """The product's own search settings per mode, each returning the evaluation depth."""
-    return {
+def product_modes(lexical_weights: Sequence[float] = ()) -> dict[str, HybridSettings]:
+    """The product's own search settings per mode, each returning the evaluation depth; `lexical_weights` adds a
+    weighted-fusion run per weight (the semantic weight is 1 minus it) for choosing the default on held-out data."""
+    sweep = {
+        f"hybrid_lexical_{weight:.2f}": HybridSettings(
+            top_k=DEPTH, lexical_weight=weight, semantic_weight=round(1 - weight, 4), candidates_per_leg=DEPTH
+        )
+        for weight in lexical_weights
+    }
+    return sweep | {
         "lexical": HybridSettings(top_k=DEPTH, mode="lexical", candidates_per_leg=DEPTH),
         "semantic": HybridSettings(top_k=DEPTH, mode="semantic", candidates_per_leg=DEPTH),
         "hybrid": HybridSettings(top_k=DEPTH, candidates_per_leg=DEPTH),
@@ -174,12 +181,13 @@ def evaluate_retrieval(
     index: EvaluationIndex,
     embedder: Embedder,
     write: Write,
+    lexical_weights: Sequence[float] = (),
 ) -> dict[str, Any]:
     judged = [question for question in questions if question.id in qrels]
     if not judged:
         raise CorpusFormatError("no question has qrels: check that the question ids match the qrels' query ids")
     modes: dict[str, dict[str, float]] = {}
-    for name, settings in product_modes().items():
+    for name, settings in product_modes(lexical_weights).items():
         write(f"  {name}: {len(judged)} questions…")
 
         def search(text: str, settings: HybridSettings = settings) -> Ranking:

@@ -42,7 +42,13 @@ def retrieval_command(options: dict[str, Any], write: Write) -> dict[str, Any]:
         index = build_evaluation_index(records, directory, embedder)
         try:
             result = evaluate_retrieval(
-                records=records, questions=questions, qrels=qrels, index=index, embedder=embedder, write=write
+                records=records,
+                questions=questions,
+                qrels=qrels,
+                index=index,
+                embedder=embedder,
+                write=write,
+                lexical_weights=options.get("lexical_weights") or (),
             )
         finally:
             index.close()

@@ -89,6 +89,13 @@ class Command(BaseCommand):
         retrieval.add_argument(
             "--index-dir", type=Path, help="Where to build the throw-away indexes (default: var/eval/retrieval-<name>)."
         )
+        retrieval.add_argument(
+            "--lexical-weights",
+            type=float,
+            nargs="+",
+            help="Also run weighted fusion with each of these lexical weights (semantic = 1 - it), to tune on held-out "
+            "questions.",
+        )
 
         evidence = stages.add_parser("evidence", help="Sentence-level evidence extraction on rationale pairs.")
         evidence.add_argument("--claims", type=Path, required=True)
