@@ -150,6 +150,9 @@ VERIMED_PUBMED_KEEP_FILES = env.bool("VERIMED_PUBMED_KEEP_FILES", default=False)
 VERIMED_PUBMED_DOWNLOAD_RETRIES = env.int("VERIMED_PUBMED_DOWNLOAD_RETRIES", default=5)
 VERIMED_PUBMED_RETRY_BACKOFF_SECONDS = env.float("VERIMED_PUBMED_RETRY_BACKOFF_SECONDS", default=2.0)
 VERIMED_EMBEDDING_MODEL = env.str("VERIMED_EMBEDDING_MODEL", default="minilm")
+# torch, onnx or onnx-int8 (ONNX Runtime; exported once into VERIMED_MODEL_CACHE). Changing it changes the vectors:
+# rebuild the index (`manage.py rebuild_index`) afterwards.
+VERIMED_EMBEDDING_BACKEND = env.str("VERIMED_EMBEDDING_BACKEND", default="torch")
 VERIMED_TORCH_THREADS = env.int("VERIMED_TORCH_THREADS", default=2)
 VERIMED_LLM_BASE_URL = env.str("VERIMED_LLM_BASE_URL", default="http://127.0.0.1:8081/v1")
 VERIMED_LLM_MODEL = env.str("VERIMED_LLM_MODEL", default="qwen2.5-coder-1.5b-instruct")

@@ -23,7 +23,12 @@ _vectors: dict[str, VectorIndex] = {}
 
 @cache
 def embedder() -> Embedder:
-    return SentenceTransformerEmbedder(settings.VERIMED_EMBEDDING_MODEL, threads=settings.VERIMED_TORCH_THREADS)
+    return SentenceTransformerEmbedder(
+        settings.VERIMED_EMBEDDING_MODEL,
+        threads=settings.VERIMED_TORCH_THREADS,
+        backend=settings.VERIMED_EMBEDDING_BACKEND,
+        cache_dir=settings.VERIMED_MODEL_CACHE,
+    )
 
 
 def lexical_index_for(generation: str) -> LexicalIndex:
