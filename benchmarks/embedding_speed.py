@@ -18,7 +18,7 @@ What it measures, all in one process unless said otherwise:
 - retrieval (unless --skip-scifact): SciFact dev claims with evidence against the 5,183-document corpus (title and
   abstract, truncated to the window as the model does), exact cosine with numpy; nDCG@10 and recall@100 by
   ir_measures, for each of --scifact-variants. The default scores torch and onnx-int8 only, to keep the default run
-  near 12 minutes on the 2-core development machine; `--scifact-variants all` adds ~5 minutes per extra variant.
+  about 13 minutes on the 2-core development machine; `--scifact-variants all` adds ~5 minutes per extra variant.
 
 Other flags: --batch-size (default 32, the product's), --threads (default 2), --skip-sweep, --variants.
 """

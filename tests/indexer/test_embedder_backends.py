@@ -101,15 +101,26 @@ def test_onnx_int8_vectors_stay_close_to_torch(
     assert agreement.min() > 0.97
 
 
-@pytest.mark.parametrize("backend", ["onnx", "onnx-int8"])
-def test_padding_in_a_batch_does_not_change_a_texts_vector(
-    embedders: dict[Backend, SentenceTransformerEmbedder], backend: Backend
+def test_padding_in_a_batch_does_not_change_a_texts_fp32_vector(
+    embedders: dict[Backend, SentenceTransformerEmbedder],
 ) -> None:
-    embedder = embedders[backend]
+    embedder = embedders["onnx"]
     together = embedder.embed(TEXTS)
     alone = np.vstack([embedder.embed([text]) for text in TEXTS])
 
     assert _cosines(together, alone).min() > 0.9999
+
+
+def test_int8_vectors_move_with_their_batch_only_within_quantization_noise(
+    embedders: dict[Backend, SentenceTransformerEmbedder],
+) -> None:
+    # Dynamic int8 quantizes activations with one scale per batch tensor, so a text's vector depends a little on
+    # its batch neighbours (measured 0.993 worst case over BioASQ abstracts; a one-letter text: 0.977).
+    embedder = embedders["onnx-int8"]
+    together = embedder.embed(TEXTS)
+    alone = np.vstack([embedder.embed([text]) for text in TEXTS])
+
+    assert _cosines(together, alone).min() > 0.97
 
 
 @pytest.mark.parametrize("backend", ["onnx", "onnx-int8"])
