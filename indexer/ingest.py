@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Protocol
 
@@ -60,8 +60,9 @@ class IngestReport:
         return count / spent if spent > 0 else 0.0
 
     def add(self, other: IngestReport) -> None:
-        for name in ("files", "articles", "written", "embedded", "chunks", "skipped_without_abstract", "deleted"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for counter in fields(self):
+            if counter.name != "seconds":
+                setattr(self, counter.name, getattr(self, counter.name) + getattr(other, counter.name))
         for stage in STAGES:
             self.seconds[stage] += other.seconds[stage]
 
@@ -87,7 +88,8 @@ def estimate_records(path: Path) -> int:
 
 
 @contextmanager
-def _timed(report: IngestReport, stage: str) -> Iterator[None]:
+def timed(report: IngestReport, stage: str) -> Iterator[None]:
+    """Add the time the block takes to `report.seconds[stage]`."""
     start = time.perf_counter()
     try:
         yield
@@ -97,7 +99,7 @@ def _timed(report: IngestReport, stage: str) -> Iterator[None]:
 
 def _batches(stream: Iterator[ArticleRecord], size: int, report: IngestReport) -> Iterator[list[ArticleRecord]]:
     while True:
-        with _timed(report, "parse"):
+        with timed(report, "parse"):
             batch: dict[str, ArticleRecord] = {}
             for record in stream:
                 batch[record.pmid] = record  # a PMID repeated in one batch: the later record wins
@@ -123,24 +125,47 @@ def store_file(
     stats = ReadStats()
     label = source or path.name
     for batch in _batches(read_articles(path, stats), batch_size, report):
-        with _timed(report, "database"):
+        with timed(report, "database"):
             written = sink.save(batch, source=label)
-        with _timed(report, "lexical"):
+        with timed(report, "lexical"):
             lexical.add(written)
         report.articles += len(batch)
         report.written += len(written)
         if on_progress:
             on_progress(len(batch))
     if stats.deleted_pmids:
-        with _timed(report, "database"):
+        with timed(report, "database"):
             sink.delete(stats.deleted_pmids)
-        with _timed(report, "lexical"):
+        with timed(report, "lexical"):
             lexical.delete(stats.deleted_pmids)
-        with _timed(report, "vector"):
+        with timed(report, "vector"):
             vectors.delete(stats.deleted_pmids)
     report.skipped_without_abstract = stats.skipped_without_abstract
     report.deleted = len(stats.deleted_pmids)
     return report
+
+
+def embed_records(
+    records: Sequence[ArticleRecord],
+    *,
+    chunker: Chunker,
+    embedder: Embedder,
+    vectors: VectorIndex,
+    report: IngestReport,
+) -> None:
+    """Chunk, embed and write these articles' vectors, timed into `report`.
+
+    Their stored chunks are deleted first: an earlier version may have had more chunks than this one.
+    """
+    with timed(report, "chunk"):
+        chunks = chunker.chunks(records)
+    with timed(report, "embed"):
+        embedded = embedder.embed([chunk.text for chunk in chunks])
+    with timed(report, "vector"):
+        vectors.delete([record.pmid for record in records])
+        vectors.upsert(chunks, embedded)
+    report.embedded += len(records)
+    report.chunks += len(chunks)
 
 
 def embed_pending(
@@ -156,19 +181,9 @@ def embed_pending(
     report = IngestReport()
     chunker = Chunker(embedder.token_lengths, max_tokens=embedder.max_tokens)
     while records := sink.pending_embedding(source=source, limit=batch_size):
-        with _timed(report, "chunk"):
-            chunks = chunker.chunks(records)
-        with _timed(report, "embed"):
-            embedded = embedder.embed([chunk.text for chunk in chunks])
-        pmids = [record.pmid for record in records]
-        with _timed(report, "vector"):
-            # An earlier version may have had more chunks than this one: clear them before writing the new ones.
-            vectors.delete(pmids)
-            vectors.upsert(chunks, embedded)
-        with _timed(report, "database"):
-            sink.mark_embedded(pmids)
-        report.embedded += len(records)
-        report.chunks += len(chunks)
+        embed_records(records, chunker=chunker, embedder=embedder, vectors=vectors, report=report)
+        with timed(report, "database"):
+            sink.mark_embedded([record.pmid for record in records])
         if on_progress:
             on_progress(len(records))
     return report

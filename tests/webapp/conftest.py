@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pytest_django.fixtures import Settings
 
 from indexer.ingest import ingest_paths
 from indexer.records import ArticleRecord
@@ -50,3 +52,12 @@ def indexed_articles(tmp_path: Path, db: None) -> list[ArticleRecord]:
         embedder=engines.embedder(),
     )
     return ARTICLES
+
+
+@pytest.fixture
+def own_index(settings: Settings, tmp_path: Path) -> Iterator[Path]:
+    """Engines over this test's own empty index folder (the session's shared index is left alone)."""
+    engines.release_engines()
+    settings.VERIMED_INDEX_DIR = tmp_path / "index"
+    yield settings.VERIMED_INDEX_DIR
+    engines.release_engines()

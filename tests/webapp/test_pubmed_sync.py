@@ -47,10 +47,8 @@ def server(tmp_path: Path) -> Iterator[NcbiTestServer]:
 
 
 @pytest.fixture(autouse=True)
-def eager_tasks(settings: Settings, tmp_path: Path) -> Iterator[None]:
+def eager_tasks(settings: Settings, tmp_path: Path, own_index: Path) -> Iterator[None]:
     """Tasks run in the test process, against engines of this test's own (empty) index folder."""
-    engines.release_engines()
-    settings.VERIMED_INDEX_DIR = tmp_path / "index"
     settings.VERIMED_PUBMED_DIR = tmp_path / "downloads"
     settings.VERIMED_PUBMED_DOWNLOAD_RETRIES = 2
     settings.VERIMED_PUBMED_RETRY_BACKOFF_SECONDS = 0.01
@@ -58,7 +56,6 @@ def eager_tasks(settings: Settings, tmp_path: Path) -> Iterator[None]:
     app.conf.task_always_eager, app.conf.task_eager_propagates = True, False
     yield
     app.conf.task_always_eager, app.conf.task_eager_propagates = previous
-    engines.release_engines()
 
 
 def sync(server: NcbiTestServer, *args: str, which: str = "--baseline") -> None:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from pytest_django.fixtures import Settings
 
 from indexer.ingest import ingest_paths
 from indexer.records import ArticleRecord
@@ -29,11 +27,8 @@ CORPUS = "\n".join(
 
 
 @pytest.fixture(autouse=True)
-def own_index(settings: Settings, tmp_path: Path) -> Iterator[Path]:
-    engines.release_engines()
-    settings.VERIMED_INDEX_DIR = tmp_path / "index"
-    yield settings.VERIMED_INDEX_DIR
-    engines.release_engines()
+def _own_index(own_index: Path) -> Path:
+    return own_index
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from indexer.chunking import Chunker
+from indexer.ingest import IngestReport, embed_records
 from webapp.corpus import engines
 from webapp.corpus.generations import (
     activate_generation,
@@ -52,17 +53,13 @@ def index_rebuild(*, batch_size: int = 256, on_progress: Callable[[int], None] |
     lexical, vectors = engines.lexical_index_for(generation), engines.vector_index_for(generation)
     embedder = engines.embedder()
     chunker = Chunker(embedder.token_lengths, max_tokens=embedder.max_tokens)
-    articles = chunks = 0
+    report = IngestReport()
     try:
         for subset in (Article.objects.all(), Article.objects.filter(updated_at__gte=started)):
             for batch in _batches(subset, batch_size):
                 records = [article_record(article) for article in batch]
                 lexical.add(records)
-                pieces = chunker.chunks(records)
-                vectors.delete([record.pmid for record in records])
-                vectors.upsert(pieces, embedder.embed([piece.text for piece in pieces]))
-                articles += len(records)
-                chunks += len(pieces)
+                embed_records(records, chunker=chunker, embedder=embedder, vectors=vectors, report=report)
                 if on_progress:
                     on_progress(len(records))
         vectors.optimize()
@@ -70,4 +67,4 @@ def index_rebuild(*, batch_size: int = 256, on_progress: Callable[[int], None] |
         engines.release_generation(generation)
     activate_generation(generation)
     remove_generation_folders(keep={generation, previous})
-    return RebuildReport(generation, previous, articles, chunks, time.perf_counter() - began)
+    return RebuildReport(generation, previous, report.embedded, report.chunks, time.perf_counter() - began)

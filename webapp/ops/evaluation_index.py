@@ -6,13 +6,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from indexer.base import Embedder
 from indexer.chunking import Chunker
+from indexer.ingest import IngestReport, embed_records, timed
 from indexer.qdrant_edge_index import QdrantEdgeIndex
 from indexer.records import ArticleRecord
 from indexer.tantivy_index import TantivyIndex
@@ -58,26 +58,16 @@ def build_evaluation_index(records: Sequence[ArticleRecord], directory: Path, em
     if not fresh:
         index.chunks = json.loads(stamp.read_text()).get("chunks", 0)
         return index
-    seconds = dict.fromkeys(("lexical", "chunk", "embed", "vector"), 0.0)
+    report = IngestReport()
     chunker = Chunker(embedder.token_lengths, max_tokens=embedder.max_tokens)
     for start in range(0, len(ordered), _BATCH):
         batch = ordered[start : start + _BATCH]
-        began = time.perf_counter()
-        lexical.add(batch)
-        seconds["lexical"] += time.perf_counter() - began
-        began = time.perf_counter()
-        chunks = chunker.chunks(batch)
-        seconds["chunk"] += time.perf_counter() - began
-        began = time.perf_counter()
-        embedded = embedder.embed([chunk.text for chunk in chunks])
-        seconds["embed"] += time.perf_counter() - began
-        began = time.perf_counter()
-        vectors.upsert(chunks, embedded)
-        seconds["vector"] += time.perf_counter() - began
-        index.chunks += len(chunks)
-    began = time.perf_counter()
-    vectors.optimize()
-    seconds["vector"] += time.perf_counter() - began
-    index.seconds = seconds
+        with timed(report, "lexical"):
+            lexical.add(batch)
+        embed_records(batch, chunker=chunker, embedder=embedder, vectors=vectors, report=report)
+    with timed(report, "vector"):
+        vectors.optimize()
+    index.chunks = report.chunks
+    index.seconds = {stage: report.seconds[stage] for stage in ("lexical", "chunk", "embed", "vector")}
     stamp.write_text(json.dumps({"fingerprint": fingerprint, "chunks": index.chunks}))
     return index
