@@ -169,6 +169,8 @@
     statusEl.classList.toggle("failed", data.status === "failed");
     if (data.sentences.length) {
       renderSentences(data);
+      // Other scripts (flagging, the sentence panel) decorate the rendered sentences when this fires.
+      document.dispatchEvent(new CustomEvent("verimed:rendered", { detail: data }));
     } else if (data.answer) {
       answerEl.textContent = data.answer; // raw tokens as they stream in
     }

@@ -7,5 +7,9 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("api/", include("webapp.api.urls")),
+    path("review/", include("webapp.review.urls")),
+    path("index/", include("webapp.corpus.urls")),
     path("", include("webapp.qa.urls")),
 ]

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import Client
 from pytest_django.fixtures import Settings
 
 from indexer.ingest import ingest_paths
 from indexer.records import ArticleRecord
+from webapp.accounts.roles import ADMIN, RESEARCHER, REVIEWER, ROLES
 from webapp.corpus import engines
 from webapp.corpus.services import DatabaseArticleSink
 
@@ -61,3 +66,34 @@ def own_index(settings: Settings, tmp_path: Path) -> Iterator[Path]:
     settings.VERIMED_INDEX_DIR = tmp_path / "index"
     yield settings.VERIMED_INDEX_DIR
     engines.release_engines()
+
+
+@pytest.fixture
+def role_users(db: None) -> dict[str, User]:
+    """One person per role, made the way `manage.py user_create` makes them."""
+    made: dict[str, User] = {}
+    for role in ROLES:
+        call_command("user_create", f"{role}-user", "--role", role, "--password", "a-long-test-password", stdout=StringIO())
+        made[role] = User.objects.get(username=f"{role}-user")
+    return made
+
+
+def _signed_in(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def researcher_client(role_users: dict[str, User]) -> Client:
+    return _signed_in(role_users[RESEARCHER])
+
+
+@pytest.fixture
+def reviewer_client(role_users: dict[str, User]) -> Client:
+    return _signed_in(role_users[REVIEWER])
+
+
+@pytest.fixture
+def site_admin_client(role_users: dict[str, User]) -> Client:
+    return _signed_in(role_users[ADMIN])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
@@ -12,26 +13,26 @@ from webapp.qa.models import Question
 pytestmark = pytest.mark.django_db
 
 
-def test_it_refuses_an_empty_question_with_a_message(client: Client) -> None:
-    response = client.post("/", {"question": "   "})
+def test_it_refuses_an_empty_question_with_a_message(researcher_client: Client) -> None:
+    response = researcher_client.post("/", {"question": "   "})
     assert response.status_code == 400
     assert "Please type a question." in response.content.decode()
     assert not Question.objects.exists()
 
 
-def test_it_refuses_a_question_over_2000_characters(client: Client) -> None:
-    response = client.post("/", {"question": "why " * 600})
+def test_it_refuses_a_question_over_2000_characters(researcher_client: Client) -> None:
+    response = researcher_client.post("/", {"question": "why " * 600})
     assert response.status_code == 400
     assert "limited to 2,000 characters" in response.content.decode()
     assert not Question.objects.exists()
 
 
 def test_it_accepts_a_question_at_the_limit_and_queues_it(
-    client: Client, django_capture_on_commit_callbacks: object
+    researcher_client: Client, django_capture_on_commit_callbacks: object
 ) -> None:
     text = "a" * 2000
     with django_capture_on_commit_callbacks() as callbacks:  # type: ignore[operator]
-        response = client.post("/", {"question": text})
+        response = researcher_client.post("/", {"question": text})
     question = Question.objects.get()
     assert response.status_code == 302
     assert response["Location"] == f"/questions/{question.pk}/"
@@ -56,8 +57,12 @@ def test_the_ask_command_refuses_bad_questions() -> None:
         call_command("ask", "x" * 2001)
 
 
-def test_the_ask_page_lists_recent_questions_escaped(client: Client) -> None:
-    Question.objects.create(text="<b>bold</b> question", status=Question.Status.DONE)
-    page = client.get("/").content.decode()
+def test_the_ask_page_lists_your_recent_questions_escaped(
+    researcher_client: Client, role_users: dict[str, User]
+) -> None:
+    Question.objects.create(text="<b>bold</b> question", status=Question.Status.DONE, user=role_users["researcher"])
+    Question.objects.create(text="someone else's question", status=Question.Status.DONE)
+    page = researcher_client.get("/").content.decode()
     assert "&lt;b&gt;bold&lt;/b&gt; question" in page
     assert "<b>bold</b>" not in page
+    assert "someone else" not in page

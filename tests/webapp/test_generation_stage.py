@@ -99,11 +99,11 @@ def indexed_by_pmid(articles: list[ArticleRecord]) -> dict[str, ArticleRecord]:
 
 
 def test_a_queued_question_cancelled_from_the_page_never_runs(
-    client: Client, indexed_articles: list[ArticleRecord]
+    site_admin_client: Client, indexed_articles: list[ArticleRecord]
 ) -> None:
     question = services.question_create(text=QUESTION, enqueue=False)
 
-    response = client.post(f"/questions/{question.pk}/cancel")
+    response = site_admin_client.post(f"/questions/{question.pk}/cancel")
 
     assert response.status_code == 302
     assert question_retrieve_task.apply(args=(question.pk,), throw=False).successful()
@@ -115,21 +115,21 @@ def test_a_queued_question_cancelled_from_the_page_never_runs(
     assert question.answer_text == ""
 
 
-def test_the_cancel_endpoint_answers_json_refuses_get_and_404s_unknown_ids(client: Client) -> None:
+def test_the_cancel_endpoint_answers_json_refuses_get_and_404s_unknown_ids(site_admin_client: Client) -> None:
     question = Question.objects.create(text=QUESTION)
 
-    answered = client.post(f"/questions/{question.pk}/cancel", headers={"Accept": "application/json"})
+    answered = site_admin_client.post(f"/questions/{question.pk}/cancel", headers={"Accept": "application/json"})
 
     assert answered.status_code == 200
     assert answered.json() == {"id": question.pk, "status": "cancelled", "cancel_requested": True}
-    assert client.get(f"/questions/{question.pk}/cancel").status_code == 405
-    assert client.post("/questions/999999/cancel").status_code == 404
+    assert site_admin_client.get(f"/questions/{question.pk}/cancel").status_code == 405
+    assert site_admin_client.post("/questions/999999/cancel").status_code == 404
 
 
-def test_cancelling_a_finished_question_changes_nothing(client: Client) -> None:
+def test_cancelling_a_finished_question_changes_nothing(site_admin_client: Client) -> None:
     question = Question.objects.create(text=QUESTION, status=Question.Status.DONE, answer_text="Done (PUBMED:1).")
 
-    client.post(f"/questions/{question.pk}/cancel")
+    site_admin_client.post(f"/questions/{question.pk}/cancel")
 
     question.refresh_from_db()
     assert question.status == Question.Status.DONE
@@ -137,7 +137,7 @@ def test_cancelling_a_finished_question_changes_nothing(client: Client) -> None:
 
 
 def test_stop_during_generation_ends_it_promptly_and_skips_verification(
-    served: str, settings: Settings, indexed_articles: list[ArticleRecord], client: Client
+    served: str, settings: Settings, indexed_articles: list[ArticleRecord], site_admin_client: Client
 ) -> None:
     settings.VERIMED_LLM_MAX_TOKENS = 600
     question = services.question_create(
@@ -151,7 +151,7 @@ def test_stop_during_generation_ends_it_promptly_and_skips_verification(
         assert time.monotonic() < deadline, "no token arrived"
         time.sleep(0.1)
 
-    client.post(f"/questions/{question.pk}/cancel")
+    site_admin_client.post(f"/questions/{question.pk}/cancel")
     stopped_at = time.monotonic()
     worker.join(timeout=30)
 

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_it_fails_cleanly_when_the_llm_server_is_down(
-    settings: Settings, indexed_articles: list[ArticleRecord], client: Client
+    settings: Settings, indexed_articles: list[ArticleRecord], site_admin_client: Client
 ) -> None:
     settings.VERIMED_LLM_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     settings.VERIMED_LLM_TIMEOUT_SECONDS = 2
@@ -31,9 +31,9 @@ def test_it_fails_cleanly_when_the_llm_server_is_down(
     assert "unreachable" in question.error
     assert question.retrieved.count() == 2
 
-    page = client.get(f"/questions/{question.pk}/")
+    page = site_admin_client.get(f"/questions/{question.pk}/")
     assert page.status_code == 200
-    payload = client.get(f"/questions/{question.pk}.json").json()
+    payload = site_admin_client.get(f"/questions/{question.pk}.json").json()
     assert payload["status"] == "failed"
     assert "unreachable" in payload["error"]
 

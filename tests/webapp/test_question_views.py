@@ -37,8 +37,8 @@ def answered() -> Question:
     return question
 
 
-def test_the_json_carries_sentences_verdicts_and_sources(client: Client, answered: Question) -> None:
-    payload = client.get(f"/questions/{answered.pk}.json").json()
+def test_the_json_carries_sentences_verdicts_and_sources(site_admin_client: Client, answered: Question) -> None:
+    payload = site_admin_client.get(f"/questions/{answered.pk}.json").json()
     assert payload["status"] == "done"
     assert payload["sentences"][0]["verdicts"] == {
         "123": {"label": "SUPPORT", "confidence": None, "evidence_sentences": [1], "evidence_spans": []}
@@ -47,22 +47,22 @@ def test_the_json_carries_sentences_verdicts_and_sources(client: Client, answere
     assert payload["retrieved"][0]["source"]["url"] == "https://pubmed.ncbi.nlm.nih.gov/123/"
 
 
-def test_the_article_json_splits_the_abstract_with_offsets(client: Client, answered: Question) -> None:
-    article = client.get("/articles/123.json").json()
+def test_the_article_json_splits_the_abstract_with_offsets(site_admin_client: Client, answered: Question) -> None:
+    article = site_admin_client.get("/articles/123.json").json()
     abstract = Article.objects.get(pmid="123").abstract
     assert [s["text"] for s in article["sentences"]][1] == "Second sentence is the evidence."
     for sentence in article["sentences"]:
         assert abstract[sentence["start"] : sentence["end"]] == sentence["text"]
 
 
-def test_the_question_page_escapes_and_loads_the_renderer(client: Client, answered: Question) -> None:
-    page = client.get(f"/questions/{answered.pk}/").content.decode()
+def test_the_question_page_escapes_and_loads_the_renderer(site_admin_client: Client, answered: Question) -> None:
+    page = site_admin_client.get(f"/questions/{answered.pk}/").content.decode()
     assert "Is it true?" in page
     assert "verimed" in page
     assert ".js" in page
 
 
-def test_unknown_ids_are_404_not_500(client: Client) -> None:
-    assert client.get("/questions/999/").status_code == 404
-    assert client.get("/questions/999.json").status_code == 404
-    assert client.get("/articles/nope.json").status_code == 404
+def test_unknown_ids_are_404_not_500(site_admin_client: Client) -> None:
+    assert site_admin_client.get("/questions/999/").status_code == 404
+    assert site_admin_client.get("/questions/999.json").status_code == 404
+    assert site_admin_client.get("/articles/nope.json").status_code == 404

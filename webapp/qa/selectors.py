@@ -17,10 +17,6 @@ def question_get(*, question_id: int) -> Question:
     ).get(pk=question_id)
 
 
-def question_recent(*, limit: int = 10) -> list[Question]:
-    return list(Question.objects.only("id", "text", "status", "created_at")[:limit])
-
-
 def _source(article: Article) -> dict[str, Any]:
     return {
         "pmid": article.pmid,

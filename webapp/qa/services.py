@@ -13,7 +13,7 @@ from django.utils import timezone
 from generator.errors import GenerationError
 from generator.generate import generate_answer
 from generator.prompts import CANNOT_ANSWER
-from indexer.hybrid import hybrid_search
+from indexer.hybrid import HybridSettings, hybrid_search
 from verifier.claims import claims_from_answer
 from verifier.verify import CitedAbstract
 from webapp.corpus import engines
@@ -49,11 +49,15 @@ def question_create(
     user: AbstractBaseUser | AnonymousUser | None = None,
     enqueue: bool = True,
     filters: RetrievalFilters | None = None,
+    retrieval: HybridSettings | None = None,
 ) -> Question:
+    """Store a question with the settings it will be answered with; the site's defaults fill what is not given."""
     cleaned = question_validate(text=text)
     pipeline = default_pipeline_settings()
     if filters is not None:
         pipeline = pipeline.model_copy(update={"filters": filters})
+    if retrieval is not None:
+        pipeline = pipeline.model_copy(update={"retrieval": retrieval})
     question = Question.objects.create(
         text=cleaned,
         user=user if isinstance(user, User) else None,

@@ -1,0 +1,29 @@
+"""Who may see and act on a question. Owners see their own; reviewers and admins see all, to review them."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from webapp.accounts.roles import ADMIN, RESEARCHER, REVIEWER, AnyUser, user_has_role
+from webapp.qa.models import Question
+
+
+def question_viewable(*, user: AnyUser, question: Question) -> bool:
+    if user_has_role(user, REVIEWER):
+        return True
+    return user_has_role(user, RESEARCHER) and question.user_id is not None and question.user_id == user.pk
+
+
+def question_cancellable(*, user: AnyUser, question: Question) -> bool:
+    """Only the person who asked, or an admin, may stop a question; reviewers only read."""
+    if user_has_role(user, ADMIN):
+        return True
+    return question.user_id is not None and question.user_id == user.pk
+
+
+def questions_visible(*, user: AnyUser) -> QuerySet[Question]:
+    if user_has_role(user, REVIEWER):
+        return Question.objects.all()
+    if user_has_role(user, RESEARCHER):
+        return Question.objects.filter(user_id=user.pk)
+    return Question.objects.none()

@@ -1,0 +1,7 @@
+"""Routes of the review pages."""
+
+from __future__ import annotations
+
+from django.urls import URLPattern, URLResolver
+
+urlpatterns: list[URLPattern | URLResolver] = []
