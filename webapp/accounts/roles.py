@@ -29,7 +29,7 @@ def user_roles(user: AnyUser | None) -> frozenset[str]:
         return frozenset()
     if getattr(user, "is_superuser", False):
         return frozenset(ROLES)
-    names = set(user.groups.values_list("name", flat=True))  # type: ignore[union-attr]
+    names = set(Group.objects.filter(user__pk=user.pk).values_list("name", flat=True))
     return frozenset(role for name in names if name in _GRANTS for role in _GRANTS[name])
 
 

@@ -1,7 +1,25 @@
-"""Routes of the api pages."""
+"""Routes of the JSON API (`/api/v1/...`) and of its OpenAPI schema and documentation pages.
+
+The schema and the documentation pages are public: they describe the API and hold no data, and tools that
+generate clients can fetch them without a token. Every `/api/v1/` endpoint except the token exchange needs one.
+"""
 
 from __future__ import annotations
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from webapp.api import views
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("v1/auth/token", views.TokenView.as_view(), name="api-token"),
+    path("v1/questions", views.QuestionListView.as_view(), name="api-questions"),
+    path("v1/questions/<int:question_id>", views.QuestionDetailView.as_view(), name="api-question"),
+    path("v1/questions/<int:question_id>/cancel", views.QuestionCancelView.as_view(), name="api-question-cancel"),
+    path("v1/articles/<str:pmid>", views.ArticleDetailView.as_view(), name="api-article"),
+    path("v1/flags", views.FlagListView.as_view(), name="api-flags"),
+    path("v1/flags/<int:flag_id>", views.FlagDetailView.as_view(), name="api-flag"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+]

@@ -24,6 +24,11 @@ def question_cancellable(*, user: AnyUser, question: Question) -> bool:
 def questions_visible(*, user: AnyUser) -> QuerySet[Question]:
     if user_has_role(user, REVIEWER):
         return Question.objects.all()
-    if user_has_role(user, RESEARCHER):
-        return Question.objects.filter(user_id=user.pk)
+    if user_has_role(user, RESEARCHER) and user.pk is not None:
+        return Question.objects.filter(user__pk=user.pk)
     return Question.objects.none()
+
+
+def question_shareable(*, user: AnyUser, question: Question) -> bool:
+    """Only the person who asked hands out read-only links to their question."""
+    return question.user_id is not None and question.user_id == user.pk and user_has_role(user, RESEARCHER)

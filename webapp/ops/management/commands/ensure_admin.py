@@ -10,6 +10,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from webapp.accounts.roles import ADMIN, user_assign_role
+
 
 class Command(BaseCommand):
     help = (
@@ -26,7 +28,8 @@ class Command(BaseCommand):
             self.stdout.write(f"admin account: {username}{where}")
             return
         password = os.environ.get("DJANGO_SUPERUSER_PASSWORD") or secrets.token_urlsafe(12)
-        user_model.objects.create_superuser(username=username, email="", password=password)
+        admin = user_model.objects.create_superuser(username=username, email="", password=password)
+        user_assign_role(user=admin, role=ADMIN)
         if "DJANGO_SUPERUSER_PASSWORD" not in os.environ:
             credentials_file.write_text(f"username: {username}\npassword: {password}\n")
             credentials_file.chmod(0o600)

@@ -1,0 +1,253 @@
+"""What the API reads and writes. Input rules come from the pipeline's own pydantic settings (bounds, choices,
+cross-field checks), so the API, the page and the CLI cannot disagree about what a valid question is."""
+
+from __future__ import annotations
+
+from typing import Any, get_args
+
+import annotated_types
+import pydantic
+from rest_framework import serializers
+from rest_framework.settings import api_settings
+
+from indexer.hybrid import Fusion, HybridSettings, Mode
+from webapp.qa.models import Question
+from webapp.qa.pipeline import RetrievalFilters
+from webapp.review.models import Flag
+
+# The API offers a narrower range than the pipeline accepts: enough to compare runs, never a huge prompt.
+API_TOP_K = (5, 20)
+_RETRIEVAL_FIELDS = ("mode", "top_k", "lexical_weight", "semantic_weight", "fusion")
+_FILTER_FIELDS = ("year_from", "year_to", "journals", "publication_types", "mesh")
+
+
+def _documented(model: type[pydantic.BaseModel], name: str) -> dict[str, Any]:
+    """The bounds and description a pydantic field declares, as DRF field arguments (for validation and schema)."""
+    field = model.model_fields[name]
+    options: dict[str, Any] = {"required": False, "help_text": field.description}
+    for rule in field.metadata:
+        if isinstance(rule, annotated_types.Ge):
+            options["min_value"] = rule.ge
+        elif isinstance(rule, annotated_types.Le):
+            options["max_value"] = rule.le
+    return options
+
+
+def _field_errors(exc: pydantic.ValidationError, *, whole_model: tuple[str, ...]) -> dict[str, list[str]]:
+    """pydantic's errors keyed by the API's field names; a rule over several fields is reported on each of them."""
+    errors: dict[str, list[str]] = {}
+    for error in exc.errors():
+        fields = (str(error["loc"][0]),) if error["loc"] else whole_model
+        for field in fields:
+            errors.setdefault(field, []).append(error["msg"].removeprefix("Value error, "))
+    return errors
+
+
+class DetailSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+class TokenSerializer(serializers.Serializer):
+    token = serializers.CharField(help_text="Send as `Authorization: Token <token>`.")
+
+
+class QuestionCreateSerializer(serializers.Serializer):
+    # Blank and over-long text are rejected by `question_create`, whose messages the page shows too.
+    question = serializers.CharField(allow_blank=True, trim_whitespace=False, help_text="The question, in English.")
+    mode = serializers.ChoiceField(choices=get_args(Mode), **_documented(HybridSettings, "mode"))
+    top_k = serializers.IntegerField(
+        **{**_documented(HybridSettings, "top_k"), "min_value": API_TOP_K[0], "max_value": API_TOP_K[1]}
+    )
+    lexical_weight = serializers.FloatField(**_documented(HybridSettings, "lexical_weight"))
+    semantic_weight = serializers.FloatField(**_documented(HybridSettings, "semantic_weight"))
+    fusion = serializers.ChoiceField(choices=get_args(Fusion), **_documented(HybridSettings, "fusion"))
+    year_from = serializers.IntegerField(allow_null=True, **_documented(RetrievalFilters, "year_from"))
+    year_to = serializers.IntegerField(allow_null=True, **_documented(RetrievalFilters, "year_to"))
+    journals = serializers.ListField(
+        child=serializers.CharField(max_length=512), max_length=50, **_documented(RetrievalFilters, "journals")
+    )
+    publication_types = serializers.ListField(
+        child=serializers.CharField(max_length=200), max_length=50, **_documented(RetrievalFilters, "publication_types")
+    )
+    mesh = serializers.ListField(
+        child=serializers.CharField(max_length=200), max_length=50, **_documented(RetrievalFilters, "mesh")
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """Adds `retrieval` and `filters` (None where nothing was given, so the site's defaults apply)."""
+        retrieval = {name: attrs[name] for name in _RETRIEVAL_FIELDS if name in attrs}
+        filters = {name: attrs[name] for name in _FILTER_FIELDS if name in attrs}
+        errors: dict[str, list[str]] = {}
+        try:
+            attrs["retrieval"] = HybridSettings(**retrieval) if retrieval else None
+        except pydantic.ValidationError as exc:
+            errors |= _field_errors(exc, whole_model=("lexical_weight", "semantic_weight"))
+        try:
+            attrs["filters"] = RetrievalFilters(**filters) if filters else None
+        except pydantic.ValidationError as exc:
+            errors |= _field_errors(exc, whole_model=("year_from", "year_to"))
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+class QuestionCreatedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Question.Status.choices)
+    url = serializers.URLField(help_text="This question in the API: poll it for status and result.")
+    page_url = serializers.URLField(help_text="The question's page on the site.")
+
+
+class QuestionListQuerySerializer(serializers.Serializer):
+    all = serializers.BooleanField(
+        default=False, help_text="Reviewers and admins: everyone's questions, not only your own."
+    )
+    status = serializers.ChoiceField(choices=Question.Status.choices, required=False)
+    search = serializers.CharField(required=False, help_text="Words in the question or its answer.")
+
+
+class QuestionSummarySerializer(serializers.ModelSerializer):
+    question = serializers.CharField(source="text")
+    asked_by = serializers.CharField(source="user.username", default=None, allow_null=True)
+    url = serializers.HyperlinkedIdentityField(view_name="api-question", lookup_url_kwarg="question_id")
+
+    class Meta:
+        model = Question
+        fields = ("id", "question", "status", "asked_by", "created_at", "updated_at", "url")
+
+
+class CancelledSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Question.Status.choices)
+    cancel_requested = serializers.BooleanField()
+
+
+# --- The shapes `webapp.qa.selectors` returns. Views return the selector's dict as it is (the page reads the very
+# same JSON); these classes document it for the schema, and a test keeps them and the selector in step.
+
+
+class CitationVerdictSerializer(serializers.Serializer):
+    label = serializers.CharField(help_text="SUPPORT, CONTRADICT, NO_EVIDENCE or NO_REFERENCE (not among the sources).")
+    confidence = serializers.FloatField(allow_null=True, help_text="The verifier's probability of the label.")
+    evidence_sentences = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Indices into the article's `sentences`."
+    )
+    evidence_spans = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2),
+        help_text="[start, end] character offsets into the abstract.",
+    )
+    evidence_text = serializers.ListField(child=serializers.CharField(), help_text="Those sentences' text.")
+
+
+class AnswerSentenceSerializer(serializers.Serializer):
+    text = serializers.CharField(help_text="As the model wrote it, citations included.")
+    display_text = serializers.CharField(help_text="Without citation markup.")
+    verdict = serializers.CharField(help_text="The overall verdict across the cited abstracts.")
+    confidence = serializers.FloatField(allow_null=True)
+    citations = serializers.ListField(child=serializers.CharField(), help_text="Cited PMIDs, in order.")
+    verdicts = serializers.DictField(child=CitationVerdictSerializer(), help_text="Per cited PMID.")
+
+
+class SourceSerializer(serializers.Serializer):
+    pmid = serializers.CharField()
+    title = serializers.CharField()
+    journal = serializers.CharField()
+    year = serializers.IntegerField(allow_null=True)
+    url = serializers.URLField()
+    authors = serializers.ListField(child=serializers.CharField())
+    doi = serializers.CharField(allow_blank=True)
+
+
+class RetrievedSerializer(serializers.Serializer):
+    pmid = serializers.CharField()
+    rank = serializers.IntegerField()
+    score = serializers.FloatField(help_text="The fused score.")
+    lexical_score = serializers.FloatField(help_text="Min-max normalised BM25 score; 0 if that leg missed it.")
+    semantic_score = serializers.FloatField(help_text="Min-max normalised cosine score; 0 if that leg missed it.")
+    lexical_raw = serializers.FloatField(allow_null=True)
+    semantic_raw = serializers.FloatField(allow_null=True)
+    source = SourceSerializer(allow_null=True, help_text="None when the article has since left the corpus.")
+
+
+class CitationNoteSerializer(serializers.Serializer):
+    written = serializers.CharField()
+    raw_id = serializers.CharField()
+    pmid = serializers.CharField(allow_null=True)
+    how = serializers.ChoiceField(choices=["repaired", "unmatched"])
+
+
+class QuestionDetailSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    question = serializers.CharField()
+    status = serializers.ChoiceField(choices=Question.Status.choices)
+    error = serializers.CharField(allow_blank=True)
+    answer = serializers.CharField(allow_blank=True, help_text="Grows while the model writes.")
+    answer_raw = serializers.CharField(allow_blank=True, help_text="Exactly as the model wrote it.")
+    cannot_answer = serializers.BooleanField()
+    cancel_requested = serializers.BooleanField()
+    first_token_at = serializers.DateTimeField(allow_null=True)
+    context = serializers.DictField(help_text="PMIDs given to the model, trimmed and dropped to fit; prompt tokens.")
+    citation_notes = CitationNoteSerializer(many=True)
+    sentences = AnswerSentenceSerializer(many=True, help_text="Empty until verification is done.")
+    retrieved = RetrievedSerializer(many=True)
+    timings_ms = serializers.DictField(help_text="Milliseconds per stage, and generation speed figures.")
+    models = serializers.DictField(child=serializers.CharField(), help_text="Model ids used per stage.")
+    settings = serializers.DictField(help_text="The pipeline settings this answer is made with.")
+
+
+class ArticleSentenceSerializer(serializers.Serializer):
+    text = serializers.CharField()
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+
+
+class ArticleSerializer(SourceSerializer):
+    abstract = serializers.CharField()
+    sentences = ArticleSentenceSerializer(many=True, help_text="The abstract split as the verifier split it.")
+
+
+# --- Flags
+
+
+class FlagCreateSerializer(serializers.Serializer):
+    question = serializers.IntegerField(help_text="The question's id.")
+    sentence = serializers.IntegerField(min_value=0, help_text="The answer sentence's position, from 0.")
+    reason = serializers.ChoiceField(choices=Flag.Reason.choices)
+    pmid = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=32, help_text="The cited PMID it is about, if one."
+    )
+    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=4000)
+
+
+class FlagListQuerySerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Flag.Status.choices, required=False)
+    reason = serializers.ChoiceField(choices=Flag.Reason.choices, required=False)
+    question = serializers.IntegerField(required=False, help_text="Only flags on this question.")
+
+
+class FlagSerializer(serializers.ModelSerializer):
+    question = serializers.IntegerField(source="question_id", read_only=True)
+    sentence = serializers.IntegerField(
+        source="sentence.position", read_only=True, help_text="The answer sentence's position."
+    )
+    sentence_text = serializers.CharField(source="sentence.display_text", read_only=True)
+    flagged_by = serializers.CharField(source="flagged_by.username", default=None, read_only=True, allow_null=True)
+    resolved_by = serializers.CharField(source="resolved_by.username", default=None, read_only=True, allow_null=True)
+    verifier_confirmed = serializers.BooleanField(
+        allow_null=True,
+        read_only=True,
+        help_text="Whether the reviewer's label matches the verifier's; null until labelled.",
+    )
+
+    class Meta:
+        model = Flag
+        fields = (
+            "id", "question", "sentence", "sentence_text", "pmid", "reason", "comment", "verifier_verdict",
+            "flagged_by", "created_at", "status", "reviewer_label", "resolution_note", "resolved_by", "resolved_at",
+            "verifier_confirmed",
+        )  # fmt: skip
+        read_only_fields = fields
+
+
+def non_field_error(message: str) -> serializers.ValidationError:
+    return serializers.ValidationError({api_settings.NON_FIELD_ERRORS_KEY: [message]})

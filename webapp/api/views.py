@@ -1,0 +1,235 @@
+"""The JSON API: parse with a serializer, check the caller's role and access, call a service or selector, respond.
+
+Every endpoint needs a signed-in caller (token or session) with the researcher role; what a caller may see
+beyond that is `webapp.qa.access`'s rule. A question or flag the caller may not see is reported as missing (404),
+so ids reveal nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import serializers as drf_serializers
+from rest_framework import status
+from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.generics import GenericAPIView
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from webapp.accounts.roles import AnyUser
+from webapp.api import serializers
+from webapp.api.permissions import IsResearcher
+from webapp.api.selectors import flags_visible
+from webapp.corpus.models import Article
+from webapp.qa import selectors, services
+from webapp.qa.access import question_cancellable, question_viewable, questions_visible
+from webapp.qa.models import Question
+from webapp.review.models import Flag
+from webapp.review.services import FlagRejectedError, flag_create
+
+_MISSING_QUESTION = OpenApiResponse(
+    serializers.DetailSerializer, description="No such question, or not one you may see."
+)
+_INVALID = OpenApiResponse(description="Field name → list of messages (`non_field_errors` for the whole request).")
+
+
+def _query(serializer_class: type[drf_serializers.Serializer], request: Request) -> dict[str, Any]:
+    query = serializer_class(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    return dict(query.validated_data)
+
+
+def _viewable_question(user: AnyUser, question_id: int) -> Question:
+    try:
+        question = selectors.question_get(question_id=question_id)
+    except Question.DoesNotExist:
+        raise NotFound("No such question.") from None
+    if not question_viewable(user=user, question=question):
+        raise NotFound("No such question.")
+    return question
+
+
+@extend_schema_view(
+    post=extend_schema(
+        summary="Exchange a username and password for an API token",
+        description="Send the token on every other call as the header `Authorization: Token <token>`. "
+        "The same token is returned until it is deleted; `manage.py api_token USERNAME` prints it too.",
+        request=AuthTokenSerializer,
+        responses={200: serializers.TokenSerializer, 400: _INVALID},
+    )
+)
+class TokenView(ObtainAuthToken):
+    """DRF's token exchange. It reads no credentials but the posted ones, so a browser's session cookie plays
+    no part (and no CSRF token is asked for)."""
+
+    authentication_classes = ()
+
+
+# DRF answers 401 when no credentials came (or bad ones), 403 when the caller lacks the role.
+_RESEARCHER = [IsAuthenticated, IsResearcher]
+
+
+class QuestionListView(GenericAPIView):
+    permission_classes = _RESEARCHER
+    serializer_class = serializers.QuestionSummarySerializer
+
+    @extend_schema(
+        summary="Your questions (or everyone's, for reviewers), newest first",
+        parameters=[serializers.QuestionListQuerySerializer],
+        responses=serializers.QuestionSummarySerializer(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        query = _query(serializers.QuestionListQuerySerializer, request)
+        questions = selectors.questions_history(
+            visible=questions_visible(user=request.user),
+            user_id=None if query["all"] else request.user.pk,
+            search=query.get("search", ""),
+            status=query.get("status", ""),
+        )
+        page = self.paginate_queryset(questions)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+    @extend_schema(
+        summary="Ask a question",
+        description="The question is queued for retrieval, generation and verification; poll `url` for the result.",
+        request=serializers.QuestionCreateSerializer,
+        responses={201: serializers.QuestionCreatedSerializer, 400: _INVALID},
+    )
+    def post(self, request: Request) -> Response:
+        given = serializers.QuestionCreateSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            question = services.question_create(
+                text=given.validated_data["question"],
+                user=request.user,
+                retrieval=given.validated_data["retrieval"],
+                filters=given.validated_data["filters"],
+            )
+        except services.QuestionRejectedError as exc:
+            raise ValidationError({"question": [str(exc)]}) from exc
+        created = {
+            "id": question.pk,
+            "status": question.status,
+            "url": request.build_absolute_uri(reverse("api-question", args=[question.pk])),
+            "page_url": request.build_absolute_uri(reverse("question", args=[question.pk])),
+        }
+        return Response(serializers.QuestionCreatedSerializer(created).data, status=status.HTTP_201_CREATED)
+
+
+class QuestionDetailView(APIView):
+    permission_classes = _RESEARCHER
+
+    @extend_schema(
+        summary="A question's status and result",
+        description="The answer grows while the model writes; sentences and verdicts appear once `status` is done.",
+        responses={200: serializers.QuestionDetailSerializer, 404: _MISSING_QUESTION},
+    )
+    def get(self, request: Request, question_id: int) -> Response:
+        return Response(selectors.question_payload(_viewable_question(request.user, question_id)))
+
+
+class QuestionCancelView(APIView):
+    permission_classes = _RESEARCHER
+
+    @extend_schema(
+        summary="Stop a question",
+        description="For the person who asked, or an admin. A finished question is left as it is "
+        "(`cancel_requested` stays false).",
+        request=None,
+        responses={
+            200: serializers.CancelledSerializer,
+            403: OpenApiResponse(
+                serializers.DetailSerializer, description="You may see this question but not cancel it."
+            ),
+            404: _MISSING_QUESTION,
+        },
+    )
+    def post(self, request: Request, question_id: int) -> Response:
+        question = _viewable_question(request.user, question_id)
+        if not question_cancellable(user=request.user, question=question):
+            raise PermissionDenied("Only the person who asked, or an admin, may cancel a question.")
+        question = services.question_cancel(question_id=question.pk)
+        result = {"id": question.pk, "status": question.status, "cancel_requested": question.cancel_requested}
+        return Response(serializers.CancelledSerializer(result).data)
+
+
+class ArticleDetailView(APIView):
+    permission_classes = _RESEARCHER
+
+    @extend_schema(
+        summary="An article with its abstract split into sentences",
+        responses={200: serializers.ArticleSerializer, 404: OpenApiResponse(serializers.DetailSerializer)},
+    )
+    def get(self, request: Request, pmid: str) -> Response:
+        try:
+            return Response(selectors.article_payload(pmid=pmid))
+        except Article.DoesNotExist:
+            raise NotFound("No such article.") from None
+
+
+class FlagListView(GenericAPIView):
+    permission_classes = _RESEARCHER
+    serializer_class = serializers.FlagSerializer
+
+    @extend_schema(
+        summary="Flags: your own, or all of them for reviewers and admins; newest first",
+        parameters=[serializers.FlagListQuerySerializer],
+        responses=serializers.FlagSerializer(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        query = _query(serializers.FlagListQuerySerializer, request)
+        flags = flags_visible(user=request.user)
+        if "status" in query:
+            flags = flags.filter(status=query["status"])
+        if "reason" in query:
+            flags = flags.filter(reason=query["reason"])
+        if "question" in query:
+            flags = flags.filter(question_id=query["question"])
+        page = self.paginate_queryset(flags)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+    @extend_schema(
+        summary="Flag an answer sentence",
+        request=serializers.FlagCreateSerializer,
+        responses={201: serializers.FlagSerializer, 400: _INVALID},
+    )
+    def post(self, request: Request) -> Response:
+        given = serializers.FlagCreateSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        question = Question.objects.filter(pk=data["question"]).first()
+        if question is None or not question_viewable(user=request.user, question=question):
+            raise ValidationError({"question": ["No such question."]})
+        try:
+            flag = flag_create(
+                question=question,
+                sentence_position=data["sentence"],
+                reason=data["reason"],
+                comment=data["comment"],
+                pmid=data["pmid"],
+                user=request.user,
+            )
+        except FlagRejectedError as exc:
+            raise serializers.non_field_error(str(exc)) from exc
+        return Response(self.get_serializer(flag).data, status=status.HTTP_201_CREATED)
+
+
+class FlagDetailView(APIView):
+    permission_classes = _RESEARCHER
+
+    @extend_schema(
+        summary="One flag",
+        responses={200: serializers.FlagSerializer, 404: OpenApiResponse(serializers.DetailSerializer)},
+    )
+    def get(self, request: Request, flag_id: int) -> Response:
+        try:
+            flag = flags_visible(user=request.user).get(pk=flag_id)
+        except Flag.DoesNotExist:
+            raise NotFound("No such flag.") from None
+        return Response(serializers.FlagSerializer(flag).data)
