@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
@@ -21,7 +21,7 @@ def flag_create(
     reason: str,
     comment: str = "",
     pmid: str = "",
-    user: AbstractBaseUser | None,
+    user: User | AnonymousUser | None,
 ) -> Flag:
     if reason not in Flag.Reason.values:
         raise FlagRejectedError(f"reason must be one of {', '.join(Flag.Reason.values)}")
@@ -41,17 +41,19 @@ def flag_create(
         reason=reason,
         comment=comment.strip(),
         verifier_verdict=sentence.verdict,
-        flagged_by=user,
+        flagged_by=user if isinstance(user, User) else None,
     )
 
 
 def flag_close(
-    *, flag_id: int, status: str, reviewer_label: str = "", note: str = "", user: AbstractBaseUser
+    *, flag_id: int, status: str, reviewer_label: str = "", note: str = "", user: User | AnonymousUser
 ) -> Flag:
     """Resolve (the reviewer agrees something is wrong) or dismiss (the answer stands) an open flag.
 
     Dismissing without a label confirms the verifier's verdict, so the agreement figures count it.
     """
+    if not isinstance(user, User):
+        raise FlagRejectedError("sign in to close a flag")
     if status not in (Flag.Status.RESOLVED, Flag.Status.DISMISSED):
         raise FlagRejectedError("a flag is closed as resolved or dismissed")
     if reviewer_label and reviewer_label not in Flag.Label.values:

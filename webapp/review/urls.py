@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from webapp.review import views
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("", views.review_queue, name="review-queue"),
+    path("questions/<int:question_id>/flags", views.flag_create, name="flag-create"),
+    path("flags/<int:flag_id>/", views.flag_page, name="review-flag"),
+    path("export/claims.jsonl", views.export_claims, name="review-export-claims"),
+    path("export/corpus.jsonl", views.export_corpus, name="review-export-corpus"),
+]

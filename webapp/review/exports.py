@@ -1,0 +1,85 @@
+"""Closed, labelled flags as verifier training data, in the SciFact format `verifier.datasets.read_scifact_pairs`
+reads: a claims file (one line per flag and cited abstract) and the corpus of the abstracts those lines cite."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.db.models import Prefetch
+
+from verifier.sentences import sentence_texts
+from verifier.verdicts import CONTRADICT, SUPPORT
+from webapp.corpus.models import Article
+from webapp.qa.models import AnswerSentence, CitationVerdict
+from webapp.review.models import Flag
+
+
+@dataclass(frozen=True)
+class TrainingExport:
+    claims: tuple[dict[str, Any], ...]
+    corpus: tuple[dict[str, Any], ...]
+
+
+def _exportable_flags() -> list[Flag]:
+    citations = Prefetch("sentence__citations", queryset=CitationVerdict.objects.order_by("position"))
+    return list(
+        Flag.objects.exclude(status=Flag.Status.OPEN)
+        .exclude(reviewer_label="")
+        .select_related("sentence")
+        .prefetch_related(citations)
+        .order_by("pk")
+    )
+
+
+def _pmids(flag: Flag, sentence: AnswerSentence) -> list[str]:
+    """The abstract the flag names, else every abstract the sentence cites: the reviewer judged against those."""
+    if flag.pmid:
+        return [flag.pmid]
+    return list(dict.fromkeys(citation.pmid for citation in sentence.citations.all()))
+
+
+def flag_training_export() -> TrainingExport:
+    flags = _exportable_flags()
+    wanted = {pmid for flag in flags for pmid in _pmids(flag, flag.sentence)}
+    articles = Article.objects.in_bulk(sorted(wanted), field_name="pmid")
+    claims: list[dict[str, Any]] = []
+    used: dict[str, Article] = {}
+    for flag in flags:
+        evidence_of = {citation.pmid: citation.evidence_sentences for citation in flag.sentence.citations.all()}
+        for pmid in _pmids(flag, flag.sentence):
+            article = articles.get(pmid)
+            if article is None:
+                continue  # a cited PMID that is not in the corpus has no abstract to train on
+            used.setdefault(pmid, article)
+            evidence: dict[str, list[dict[str, Any]]] = {}
+            if flag.reviewer_label in (SUPPORT, CONTRADICT):
+                sentences = sorted({int(index) for index in evidence_of.get(pmid, [])})
+                evidence[pmid] = [{"label": flag.reviewer_label, "sentences": sentences}]
+            claims.append(
+                {
+                    "id": f"flag-{flag.pk}",
+                    "claim": flag.sentence.display_text,
+                    "cited_doc_ids": [pmid],
+                    "evidence": evidence,
+                }
+            )
+    corpus = tuple(
+        {"doc_id": pmid, "title": article.title, "abstract": sentence_texts(article.abstract)}
+        for pmid, article in used.items()
+    )
+    return TrainingExport(claims=tuple(claims), corpus=corpus)
+
+
+def json_lines(records: Iterable[dict[str, Any]]) -> str:
+    return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+
+
+def flag_export_write(*, claims_path: Path, corpus_path: Path) -> TrainingExport:
+    export = flag_training_export()
+    claims_path.write_text(json_lines(export.claims), encoding="utf-8")
+    corpus_path.write_text(json_lines(export.corpus), encoding="utf-8")
+    return export
