@@ -81,22 +81,41 @@
     });
   }
 
+  function authorLine(authors) {
+    if (!authors || !authors.length) return "";
+    return authors.length > 3 ? authors.slice(0, 3).join(", ") + ", et al." : authors.join(", ");
+  }
+
+  function externalLink(href, text) {
+    const link = el("a", "", text);
+    link.href = href;
+    link.rel = "noopener noreferrer";
+    link.target = "_blank";
+    return link;
+  }
+
+  // Each part of the DOI is encoded, so a DOI's odd characters stay inside the doi.org path.
+  const doiUrl = (doi) => "https://doi.org/" + doi.split("/").map(encodeURIComponent).join("/");
+
   function renderSources(data) {
     sourcesEl.replaceChildren();
     const cited = new Set(data.sentences.flatMap((sentence) => sentence.citations));
     data.retrieved.forEach((doc) => {
       if (!doc.source) return;
-      const item = el("li");
+      const item = el("li", "source");
       const open = el("button", "link-button", doc.source.title || "PMID " + doc.pmid);
       open.type = "button";
       open.addEventListener("click", () => openAbstract(doc.pmid, []));
-      const meta = [doc.source.journal, doc.source.year].filter(Boolean).join(", ");
-      const link = el("a", "", "PMID " + doc.pmid);
-      link.href = doc.source.url;
-      link.rel = "noopener noreferrer";
-      link.target = "_blank";
-      item.append(open, el("span", "meta", meta ? " — " + meta + " · " : " — "), link);
+      item.append(open);
       if (cited.has(doc.pmid)) item.append(" ", el("span", "cited-badge", "cited"));
+      const authors = authorLine(doc.source.authors);
+      if (authors) item.append(el("span", "source-line source-authors", authors));
+      const meta = [doc.source.journal, doc.source.year].filter(Boolean).join(", ");
+      if (meta) item.append(el("span", "source-line meta", meta));
+      const links = el("span", "source-line source-links");
+      if (doc.source.doi) links.append(externalLink(doiUrl(doc.source.doi), "DOI " + doc.source.doi), " · ");
+      links.append(externalLink(doc.source.url, "PubMed " + doc.pmid));
+      item.append(links);
       sourcesEl.append(item);
     });
   }
@@ -124,6 +143,8 @@
   }
 
   dialog.querySelector(".close").addEventListener("click", () => dialog.close());
+  // For the other scripts of the page (answer-panel.js): one abstract dialog, one set of verdict labels.
+  window.VeriMed = { openAbstract, VERDICT_TEXT };
 
   // The stop button works as a plain form; with JavaScript it posts in the background and the poll shows the rest.
   const cancelForm = document.getElementById("cancel-form");
@@ -176,6 +197,8 @@
     }
     renderSources(data);
     renderCitationNotes(data);
+    const exportsEl = document.getElementById("exports");
+    if (exportsEl) exportsEl.hidden = data.status !== "done";
     if (cancelForm && (data.status === "done" || data.status === "failed" || data.status === "cancelled")) {
       cancelForm.hidden = true;
     }

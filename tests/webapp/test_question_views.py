@@ -19,6 +19,8 @@ def answered() -> Question:
         abstract="First sentence here. Second sentence is the evidence. Third one.",
         journal="J Test",
         year=2020,
+        authors=["Smith JA", "Doe B", "Roe C", "Poe D"],
+        doi="10.1000/test.123",
     )
     question = Question.objects.create(
         text="Is it true?", status=Question.Status.DONE, answer_text="It is true (PUBMED:123). Also (PUBMED:999)."
@@ -41,10 +43,20 @@ def test_the_json_carries_sentences_verdicts_and_sources(site_admin_client: Clie
     payload = site_admin_client.get(f"/questions/{answered.pk}.json").json()
     assert payload["status"] == "done"
     assert payload["sentences"][0]["verdicts"] == {
-        "123": {"label": "SUPPORT", "confidence": None, "evidence_sentences": [1], "evidence_spans": []}
+        "123": {
+            "label": "SUPPORT",
+            "confidence": None,
+            "evidence_sentences": [1],
+            "evidence_spans": [],
+            "evidence_text": ["Second sentence is the evidence."],
+        }
     }
     assert payload["sentences"][1]["citations"] == ["999"]
-    assert payload["retrieved"][0]["source"]["url"] == "https://pubmed.ncbi.nlm.nih.gov/123/"
+    assert payload["sentences"][1]["verdicts"]["999"]["evidence_text"] == []
+    source = payload["retrieved"][0]["source"]
+    assert source["url"] == "https://pubmed.ncbi.nlm.nih.gov/123/"
+    assert source["authors"] == ["Smith JA", "Doe B", "Roe C", "Poe D"]
+    assert source["doi"] == "10.1000/test.123"
 
 
 def test_the_article_json_splits_the_abstract_with_offsets(site_admin_client: Client, answered: Question) -> None:
@@ -58,8 +70,16 @@ def test_the_article_json_splits_the_abstract_with_offsets(site_admin_client: Cl
 def test_the_question_page_escapes_and_loads_the_renderer(site_admin_client: Client, answered: Question) -> None:
     page = site_admin_client.get(f"/questions/{answered.pk}/").content.decode()
     assert "Is it true?" in page
-    assert "verimed" in page
-    assert ".js" in page
+    assert "verimed.js" in page
+    assert "answer-panel.js" in page
+    assert 'id="sentence-panel"' in page
+    assert 'data-read-only="false"' in page
+
+
+def test_evidence_indices_past_the_abstract_are_left_out(site_admin_client: Client, answered: Question) -> None:
+    CitationVerdict.objects.filter(pmid="123").update(evidence_sentences=[0, 7])
+    payload = site_admin_client.get(f"/questions/{answered.pk}.json").json()
+    assert payload["sentences"][0]["verdicts"]["123"]["evidence_text"] == ["First sentence here."]
 
 
 def test_unknown_ids_are_404_not_500(site_admin_client: Client) -> None:

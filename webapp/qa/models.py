@@ -36,6 +36,8 @@ class Question(models.Model):
     settings = models.JSONField(default=dict)
     models_used = models.JSONField(default=dict)
     timings_ms = models.JSONField(default=dict)
+    # A secret in the URL of a read-only link the owner hands out; None when not shared (revoking clears it).
+    share_token = models.CharField(max_length=64, unique=True, null=True, blank=True, default=None)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

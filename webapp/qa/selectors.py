@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Prefetch
+from django.core.cache import cache
+from django.db.models import Prefetch, Q, QuerySet
 
 from verifier.sentences import split_sentences
 from webapp.corpus.models import Article
+from webapp.qa.exports import ExportedAnswer, exported_answer
 from webapp.qa.models import AnswerSentence, Question
 
 
-def question_get(*, question_id: int) -> Question:
+def _with_answer() -> QuerySet[Question]:
     return Question.objects.prefetch_related(
         "retrieved", Prefetch("sentences", queryset=AnswerSentence.objects.prefetch_related("citations"))
-    ).get(pk=question_id)
+    )
+
+
+def question_get(*, question_id: int) -> Question:
+    return _with_answer().get(pk=question_id)
 
 
 def _source(article: Article) -> dict[str, Any]:
@@ -24,12 +32,24 @@ def _source(article: Article) -> dict[str, Any]:
         "journal": article.journal,
         "year": article.year,
         "url": article.url,
+        "authors": article.authors,
+        "doi": article.doi,
     }
+
+
+def _evidence_texts(abstract_sentences: list[str], indices: list[int]) -> list[str]:
+    return [abstract_sentences[index] for index in indices if 0 <= index < len(abstract_sentences)]
 
 
 def question_payload(question: Question) -> dict[str, Any]:
     retrieved = list(question.retrieved.all())
-    articles = Article.objects.in_bulk([doc.pmid for doc in retrieved], field_name="pmid")
+    sentences = list(question.sentences.all())
+    cited = {citation.pmid for sentence in sentences for citation in sentence.citations.all()}
+    articles = Article.objects.in_bulk({doc.pmid for doc in retrieved} | cited, field_name="pmid")
+    # Split as the verifier split them, so `evidence_sentences` indices pick the sentences it meant.
+    abstract_sentences = {
+        pmid: [span.text for span in split_sentences(articles[pmid].abstract)] for pmid in cited if pmid in articles
+    }
     return {
         "id": question.pk,
         "question": question.text,
@@ -55,11 +75,14 @@ def question_payload(question: Question) -> dict[str, Any]:
                         "confidence": citation.confidence,
                         "evidence_sentences": citation.evidence_sentences,
                         "evidence_spans": citation.evidence_spans,
+                        "evidence_text": _evidence_texts(
+                            abstract_sentences.get(citation.pmid, []), citation.evidence_sentences
+                        ),
                     }
                     for citation in sentence.citations.all()
                 },
             }
-            for sentence in question.sentences.all()
+            for sentence in sentences
         ],
         "retrieved": [
             {
@@ -85,9 +108,76 @@ def article_payload(*, pmid: str) -> dict[str, Any]:
     article = Article.objects.get(pmid=pmid)
     return {
         **_source(article),
-        "authors": article.authors,
         "abstract": article.abstract,
         "sentences": [
             {"text": span.text, "start": span.start, "end": span.end} for span in split_sentences(article.abstract)
         ],
     }
+
+
+@dataclass(frozen=True)
+class FilterChoices:
+    """Filter values present in the index as (value, count), most frequent first."""
+
+    journals: list[tuple[str, int]]
+    publication_types: list[tuple[str, int]]
+
+
+FILTER_CHOICES_CACHE_KEY = "qa:filter-choices"
+# Counting over a full PubMed baseline (tens of millions of rows) on every page view is too slow; the newest
+# rows show which journals and types the index holds well enough, and the counts are cached for a while.
+FILTER_CHOICES_SAMPLE = 20_000
+FILTER_CHOICES_SECONDS = 600
+MAX_JOURNAL_CHOICES = 200
+
+
+def _count_filter_values() -> FilterChoices:
+    journals: Counter[str] = Counter()
+    types: Counter[str] = Counter()
+    rows = Article.objects.order_by("-pk").values_list("journal", "publication_types")[:FILTER_CHOICES_SAMPLE]
+    for journal, publication_types in rows:
+        if journal:
+            journals[journal] += 1
+        types.update(str(kind) for kind in publication_types or () if kind)
+
+    def ordered(counter: Counter[str], limit: int | None = None) -> list[tuple[str, int]]:
+        return sorted(counter.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
+    return FilterChoices(journals=ordered(journals, MAX_JOURNAL_CHOICES), publication_types=ordered(types))
+
+
+def article_filter_choices() -> FilterChoices:
+    choices = cache.get(FILTER_CHOICES_CACHE_KEY)
+    if not isinstance(choices, FilterChoices):
+        choices = _count_filter_values()
+        cache.set(FILTER_CHOICES_CACHE_KEY, choices, FILTER_CHOICES_SECONDS)
+    return choices
+
+
+def questions_history(
+    *, visible: QuerySet[Question], user_id: int | None, search: str = "", status: str = ""
+) -> QuerySet[Question]:
+    """Questions newest first: `visible` narrowed to one person (None: everyone in it), a text search over the
+    question and its answer (case-insensitive), and a status."""
+    questions = visible.select_related("user").order_by("-created_at", "-pk")
+    if user_id is not None:
+        questions = questions.filter(user_id=user_id)
+    if search.strip():
+        term = search.strip()
+        questions = questions.filter(Q(text__icontains=term) | Q(answer_text__icontains=term))
+    if status:
+        questions = questions.filter(status=status)
+    return questions
+
+
+def question_get_shared(*, token: str) -> Question:
+    """The question a share link points to; an unknown or revoked token raises DoesNotExist."""
+    if not token:
+        raise Question.DoesNotExist("empty share token")
+    return _with_answer().get(share_token=token)
+
+
+def question_export(*, question: Question) -> ExportedAnswer:
+    """The answer and its cited papers, ready for the Markdown, BibTeX and RIS writers."""
+    cited = {citation.pmid for sentence in question.sentences.all() for citation in sentence.citations.all()}
+    return exported_answer(question, Article.objects.in_bulk(cited, field_name="pmid"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from webapp.qa import views
+from webapp.qa import share_views, views
 
 urlpatterns = [
     path("", views.ask, name="ask"),
@@ -12,4 +12,15 @@ urlpatterns = [
     path("questions/<int:question_id>.json", views.question_json, name="question-json"),
     path("questions/<int:question_id>/cancel", views.question_cancel, name="question-cancel"),
     path("articles/<str:pmid>.json", views.article_json, name="article-json"),
+    path("history/", views.history, name="history"),
+    path("questions/<int:question_id>/share", share_views.question_share, name="question-share"),
+    path("questions/<int:question_id>/unshare", share_views.question_unshare, name="question-unshare"),
+    path("questions/<int:question_id>/export.md", share_views.export_markdown, name="question-export-md"),
+    path("questions/<int:question_id>/references.bib", share_views.export_bibtex, name="question-export-bib"),
+    path("questions/<int:question_id>/references.ris", share_views.export_ris, name="question-export-ris"),
+    path("shared/<slug:token>/", share_views.question_shared, name="question-shared"),
+    path("shared/<slug:token>.json", share_views.question_shared_json, name="question-shared-json"),
+    path("shared/<slug:token>/export.md", share_views.shared_export_markdown, name="shared-export-md"),
+    path("shared/<slug:token>/references.bib", share_views.shared_export_bibtex, name="shared-export-bib"),
+    path("shared/<slug:token>/references.ris", share_views.shared_export_ris, name="shared-export-ris"),
 ]

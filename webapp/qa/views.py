@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from webapp.accounts.roles import RESEARCHER, role_required
+from webapp.accounts.roles import RESEARCHER, REVIEWER, role_required, user_has_role
 from webapp.corpus.models import Article
 from webapp.qa import selectors, services
-from webapp.qa.access import question_cancellable, question_viewable, questions_visible
+from webapp.qa.access import question_cancellable, question_shareable, question_viewable, questions_visible
+from webapp.qa.forms import SearchSettingsForm
 from webapp.qa.models import Question
+from webapp.qa.search_options import search_summary
+
+HISTORY_PAGE_SIZE = 20
 
 
 @require_http_methods(["GET", "POST"])
@@ -18,20 +26,25 @@ from webapp.qa.models import Question
 def ask(request: HttpRequest) -> HttpResponse:
     error = ""
     text = ""
+    form = SearchSettingsForm(request.POST if request.method == "POST" else None)
     if request.method == "POST":
         text = request.POST.get("question", "")
         try:
-            question = services.question_create(text=text, user=request.user)
+            services.question_validate(text=text)
         except services.QuestionRejectedError as exc:
             error = str(exc)
-        else:
+        if form.is_valid() and not error:
+            question = services.question_create(
+                text=text, user=request.user, filters=form.filter_settings, retrieval=form.retrieval_settings
+            )
             return redirect("question", question_id=question.pk)
-    recent = list(questions_visible(user=request.user).filter(user_id=request.user.pk)[:10])
-    context = {"error": error, "text": text, "recent": recent}
-    return render(request, "qa/ask.html", context, status=400 if error else 200)
+    own = selectors.questions_history(visible=questions_visible(user=request.user), user_id=request.user.pk)
+    recent = list(own[:10])
+    context = {"error": error, "text": text, "recent": recent, "form": form}
+    return render(request, "qa/ask.html", context, status=400 if error or form.errors else 200)
 
 
-def _viewable_question(request: HttpRequest, question_id: int) -> Question:
+def viewable_question(request: HttpRequest, question_id: int) -> Question:
     """A question the caller may see; one they may not see is reported as missing, so ids reveal nothing."""
     try:
         question = selectors.question_get(question_id=question_id)
@@ -42,18 +55,43 @@ def _viewable_question(request: HttpRequest, question_id: int) -> Question:
     return question
 
 
+def question_context(request: HttpRequest, question: Question, *, read_only: bool) -> dict[str, Any]:
+    """What the answer page needs; the shared view renders the same page read-only, through its own URLs."""
+    owner = not read_only and question_shareable(user=request.user, question=question)
+    if read_only:
+        token = question.share_token or ""
+        json_url = reverse("question-shared-json", args=[token])
+        exports = {kind: reverse(f"shared-export-{kind}", args=[token]) for kind in ("md", "bib", "ris")}
+    else:
+        json_url = reverse("question-json", args=[question.pk])
+        exports = {kind: reverse(f"question-export-{kind}", args=[question.pk]) for kind in ("md", "bib", "ris")}
+    share_url = ""
+    if owner and question.share_token:
+        share_url = request.build_absolute_uri(reverse("question-shared", args=[question.share_token]))
+    return {
+        "question": question,
+        "read_only": read_only,
+        "json_url": json_url,
+        "exports": exports,
+        "search_summary": search_summary(question.settings),
+        "can_cancel": not read_only and question_cancellable(user=request.user, question=question),
+        "can_share": owner,
+        "share_url": share_url,
+    }
+
+
 @require_GET
 @role_required(RESEARCHER)
 def question_page(request: HttpRequest, question_id: int) -> HttpResponse:
-    question = _viewable_question(request, question_id)
-    return render(request, "qa/question.html", {"question": question})
+    question = viewable_question(request, question_id)
+    return render(request, "qa/question.html", question_context(request, question, read_only=False))
 
 
 @require_POST
 @role_required(RESEARCHER)
 def question_cancel(request: HttpRequest, question_id: int) -> HttpResponse:
     """Stop a question: the page's stop button posts here (a plain form without JavaScript, fetch with it)."""
-    question = _viewable_question(request, question_id)
+    question = viewable_question(request, question_id)
     if not question_cancellable(user=request.user, question=question):
         raise Http404("No such question")
     question = services.question_cancel(question_id=question.pk)
@@ -65,7 +103,7 @@ def question_cancel(request: HttpRequest, question_id: int) -> HttpResponse:
 @require_GET
 @role_required(RESEARCHER)
 def question_json(request: HttpRequest, question_id: int) -> JsonResponse:
-    return JsonResponse(selectors.question_payload(_viewable_question(request, question_id)))
+    return JsonResponse(selectors.question_payload(viewable_question(request, question_id)))
 
 
 @require_GET
@@ -75,3 +113,34 @@ def article_json(request: HttpRequest, pmid: str) -> JsonResponse:
         return JsonResponse(selectors.article_payload(pmid=pmid))
     except Article.DoesNotExist as exc:
         raise Http404("No such article") from exc
+
+
+@require_GET
+@role_required(RESEARCHER)
+def history(request: HttpRequest) -> HttpResponse:
+    """Your past questions, searchable; reviewers and admins may widen it to everyone's, which they can see."""
+    can_see_all = user_has_role(request.user, REVIEWER)
+    everyone = can_see_all and request.GET.get("everyone") == "1"
+    search = request.GET.get("q", "")[:500]
+    status = request.GET.get("status", "")
+    if status not in Question.Status.values:
+        status = ""
+    questions = selectors.questions_history(
+        visible=questions_visible(user=request.user),
+        user_id=None if everyone else request.user.pk,
+        search=search,
+        status=status,
+    )
+    page = Paginator(questions, HISTORY_PAGE_SIZE).get_page(request.GET.get("page"))
+    kept = request.GET.copy()  # page links keep the search and filters
+    kept.pop("page", None)
+    context = {
+        "page": page,
+        "search": search,
+        "status": status,
+        "statuses": Question.Status.choices,
+        "everyone": everyone,
+        "can_see_all": can_see_all,
+        "query_string": kept.urlencode(),
+    }
+    return render(request, "qa/history.html", context)

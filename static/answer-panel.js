@@ -1,0 +1,168 @@
+// The sentence panel: activating an answer sentence (click, Enter or Space) opens a side panel with its verdict per
+// cited abstract, the confidence and the abstract's evidence sentences. Also the share link's copy button.
+// Server text goes into the page through textContent only. verimed.js re-renders the sentences on every poll and
+// fires `verimed:rendered`: listeners sit on the stable #answer container and attributes are set again each time.
+(function () {
+  "use strict";
+
+  const copyButton = document.getElementById("share-copy");
+  if (copyButton) {
+    copyButton.addEventListener("click", async () => {
+      const input = document.getElementById(copyButton.dataset.copyTarget);
+      const said = document.getElementById("share-copied");
+      input.select();
+      try {
+        await navigator.clipboard.writeText(input.value);
+        said.textContent = "Link copied.";
+      } catch (error) {
+        said.textContent = "The link is selected: press Ctrl+C (⌘C) to copy it.";
+      }
+    });
+  }
+
+  const view = document.getElementById("question-view");
+  const panel = document.getElementById("sentence-panel");
+  const answerEl = document.getElementById("answer");
+  if (!view || !panel || !answerEl) return;
+  const heading = document.getElementById("sentence-panel-heading");
+  const textEl = document.getElementById("sentence-panel-text");
+  const verdictEl = document.getElementById("sentence-panel-verdict");
+  const listEl = document.getElementById("sentence-panel-citations");
+  let data = null; // the question JSON of the latest render
+  let openIndex = null; // the sentence the panel shows
+  let shown = ""; // what the panel was filled from, so an unchanged re-render leaves focus where it is
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  const verdictText = (label) => (window.VeriMed && window.VeriMed.VERDICT_TEXT[label]) || ["", label];
+  const percent = (confidence) => (confidence == null ? "" : Math.round(confidence * 100) + "%");
+  const sentenceSpans = () => answerEl.querySelectorAll(".sentence[data-index]");
+
+  function verdictBadge(label, confidence) {
+    const [icon, text] = verdictText(label);
+    const badge = el("span", "panel-verdict verdict-" + label);
+    badge.append(el("span", "icon", icon));
+    badge.lastChild.setAttribute("aria-hidden", "true");
+    badge.append(" " + text);
+    const share = percent(confidence);
+    if (share) badge.append(el("span", "panel-confidence", " · confidence " + share));
+    return badge;
+  }
+
+  function citationItem(pmid, sentence, sources, given) {
+    const verdict = sentence.verdicts[pmid] || { label: "NO_REFERENCE", confidence: null, evidence_text: [] };
+    const source = sources.get(pmid);
+    const item = el("li", "panel-citation");
+    item.append(el("h3", "panel-citation-title", source && source.title ? source.title : "PMID " + pmid));
+    item.append(el("p", "meta", "PMID " + pmid + (source && source.journal ? " · " + source.journal : "") +
+      (source && source.year ? ", " + source.year : "")));
+    const verdictLine = el("p");
+    verdictLine.append(verdictBadge(verdict.label, verdict.confidence));
+    item.append(verdictLine);
+    const linkable = given.has(pmid) && verdict.label !== "NO_REFERENCE";
+    if (!linkable) {
+      item.append(el("p", "", "This PMID was not among the abstracts the model was given, so nothing checks it."));
+      return item;
+    }
+    const evidence = verdict.evidence_text || [];
+    if (evidence.length) {
+      item.append(el("p", "panel-evidence-label", "Evidence from the abstract:"));
+      evidence.forEach((text) => item.append(el("blockquote", "panel-evidence", text)));
+    } else {
+      item.append(el("p", "meta", "No sentence of the abstract was marked as evidence."));
+    }
+    const open = el("button", "secondary-button", "Open the abstract with the evidence highlighted");
+    open.type = "button";
+    open.addEventListener("click", () => window.VeriMed.openAbstract(pmid, verdict.evidence_spans || []));
+    item.append(open);
+    return item;
+  }
+
+  function fill() {
+    const sentence = data && data.sentences[openIndex];
+    if (!sentence) return false;
+    const key = JSON.stringify([openIndex, sentence, data.retrieved.length]);
+    if (key === shown) return true;
+    shown = key;
+    heading.textContent = "Sentence " + (openIndex + 1);
+    textEl.textContent = sentence.display_text;
+    verdictEl.replaceChildren("Overall: ", verdictBadge(sentence.verdict, sentence.confidence));
+    const sources = new Map(data.retrieved.filter((doc) => doc.source).map((doc) => [doc.pmid, doc.source]));
+    const given = new Set(data.context && data.context.given ? data.context.given : data.retrieved.map((d) => d.pmid));
+    listEl.replaceChildren();
+    if (!sentence.citations.length) {
+      listEl.append(el("li", "", "This sentence cites no abstract, so it was not verified."));
+    }
+    sentence.citations.forEach((pmid) => listEl.append(citationItem(pmid, sentence, sources, given)));
+    return true;
+  }
+
+  function markExpanded() {
+    sentenceSpans().forEach((span) => {
+      span.setAttribute("aria-expanded", String(!panel.hidden && Number(span.dataset.index) === openIndex));
+    });
+  }
+
+  function open(index) {
+    openIndex = index;
+    shown = "";
+    if (!fill()) return;
+    panel.hidden = false;
+    markExpanded();
+    heading.focus();
+  }
+
+  function close() {
+    if (panel.hidden) return;
+    panel.hidden = true;
+    markExpanded();
+    const opener = answerEl.querySelector('.sentence[data-index="' + openIndex + '"]');
+    openIndex = null;
+    if (opener) opener.focus();
+  }
+
+  function toggle(span) {
+    const index = Number(span.dataset.index);
+    if (!panel.hidden && openIndex === index) close();
+    else open(index);
+  }
+
+  document.addEventListener("verimed:rendered", (event) => {
+    data = event.detail;
+    sentenceSpans().forEach((span) => {
+      span.setAttribute("role", "button");
+      span.setAttribute("aria-controls", "sentence-panel");
+      if (span.tabIndex < 0) span.tabIndex = 0;
+    });
+    if (!panel.hidden && !fill()) close();
+    markExpanded();
+  });
+
+  answerEl.addEventListener("click", (event) => {
+    const span = event.target.closest(".sentence[data-index]");
+    // A citation chip inside the sentence opens its abstract; it does not also toggle the panel.
+    if (!span || event.target.closest("button, a")) return;
+    toggle(span);
+  });
+
+  answerEl.addEventListener("keydown", (event) => {
+    const span = event.target;
+    if (!span.matches || !span.matches(".sentence[data-index]")) return;
+    if (event.key === "Enter" || event.key === " ") {
+      event.preventDefault(); // Space would scroll the page
+      toggle(span);
+    }
+  });
+
+  document.getElementById("sentence-panel-close").addEventListener("click", close);
+  document.addEventListener("keydown", (event) => {
+    // Escape in an open dialog (the abstract, a flag) closes that dialog first, not the panel behind it.
+    if (event.key !== "Escape" || panel.hidden || document.querySelector("dialog[open]")) return;
+    close();
+  });
+})();

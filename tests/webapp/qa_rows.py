@@ -1,0 +1,77 @@
+"""An answered question as rows, for the share and export tests: two cited papers (one with a hostile title) and a
+citation of a paper the model was never given."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+
+from webapp.corpus.models import Article
+from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
+
+HOSTILE_TITLE = "<script>alert('x')</script> {Unbalanced & 50% of cases_x"
+ABSTRACT_A = "We followed 5,000 patients. No lactic acidosis occurred. HbA1c fell by 1.1 points."
+ABSTRACT_B = "Everolimus binds FKBP12. The complex inhibits mTORC1. Growth slowed."
+
+
+def answered_question(*, user: User | None, status: str = Question.Status.DONE) -> Question:
+    Article.objects.create(
+        pmid="10000001",
+        title="Metformin and lactic acidosis.",
+        abstract=ABSTRACT_A,
+        journal="Diabetes Care",
+        year=2010,
+        volume="33",
+        issue="2",
+        pages="100-105",
+        authors=["Smith JA", "Doe B", "Roe C", "Poe D"],
+        author_details=[
+            {"name": "Smith JA", "collective": False},
+            {"name": "Doe B", "collective": False},
+            {"name": "Roe C", "collective": False},
+            {"name": "Poe D", "collective": False},
+        ],
+        doi="10.1000/dc.2010.33",
+    )
+    Article.objects.create(
+        pmid="10000002",
+        title=HOSTILE_TITLE,
+        abstract=ABSTRACT_B,
+        journal="Cancer Research",
+        year=2012,
+        authors=["RENAL Study Group"],
+        author_details=[{"name": "RENAL Study Group", "collective": True}],
+    )
+    question = Question.objects.create(
+        text="Does metformin cause lactic acidosis?",
+        user=user,
+        status=status,
+        answer_text="No (PUBMED:10000001). Everolimus inhibits mTORC1 (PUBMED:10000002, PUBMED:999).",
+        context={"given": ["10000001", "10000002"]},
+        models_used={"generator": "qwen-test", "verifier": "cross-encoder-test"},
+    )
+    for rank, pmid in enumerate(["10000001", "10000002"], start=1):
+        RetrievedDocument.objects.create(
+            question=question, rank=rank, pmid=pmid, score=1.0 / rank, lexical_score=1.0, semantic_score=0.5
+        )
+    first = AnswerSentence.objects.create(
+        question=question,
+        position=0,
+        text="Metformin did not cause lactic acidosis (PUBMED:10000001).",
+        display_text="Metformin did not cause lactic acidosis.",
+        verdict="SUPPORT",
+        confidence=0.93,
+    )
+    CitationVerdict.objects.create(
+        sentence=first, position=0, pmid="10000001", label="SUPPORT", confidence=0.93, evidence_sentences=[1]
+    )
+    second = AnswerSentence.objects.create(
+        question=question,
+        position=1,
+        text="Everolimus inhibits mTORC1 (PUBMED:10000002, PUBMED:999).",
+        display_text="Everolimus inhibits mTORC1.",
+        verdict="NO_EVIDENCE",
+        confidence=0.6,
+    )
+    CitationVerdict.objects.create(sentence=second, position=0, pmid="10000002", label="NO_EVIDENCE", confidence=0.6)
+    CitationVerdict.objects.create(sentence=second, position=1, pmid="999", label="NO_REFERENCE")
+    return question

@@ -1,0 +1,291 @@
+"""An answer as files a researcher keeps: Markdown with numbered references, and the cited papers as BibTeX and RIS.
+
+`exported_answer` reads the stored rows (no queries of its own); the writers are pure functions of its result.
+Everything here is untrusted text (model output, titles from PubMed), so each format escapes what it must.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import rispy
+from bibtexparser.entrypoint import write_string
+from bibtexparser.library import Library
+from bibtexparser.model import Entry, Field
+
+from webapp.corpus.models import Article
+from webapp.qa.models import Question
+
+VERDICT_LABELS = {
+    "SUPPORT": "Supported",
+    "CONTRADICT": "Contradicted",
+    "NO_EVIDENCE": "No evidence",
+    "NO_REFERENCE": "Not a retrieved paper",
+    "UNCITED": "Uncited",
+}
+
+
+@dataclass(frozen=True)
+class Person:
+    name: str  # as PubMed lists it: "Last Initials", or a group's name
+    collective: bool = False
+
+
+@dataclass(frozen=True)
+class Reference:
+    number: int
+    pmid: str
+    title: str
+    authors: tuple[Person, ...]
+    journal: str
+    year: int | None
+    volume: str
+    issue: str
+    pages: str
+    doi: str
+    url: str
+
+
+@dataclass(frozen=True)
+class ExportedSentence:
+    text: str
+    verdict: str
+    markers: tuple[int, ...]  # reference numbers
+    unlinked: tuple[str, ...]  # PMIDs cited that are not among the abstracts the model was given
+
+
+@dataclass(frozen=True)
+class ExportedAnswer:
+    question_id: int
+    question: str
+    answer_text: str
+    sentences: tuple[ExportedSentence, ...]
+    references: tuple[Reference, ...]
+    generator: str
+    verifier: str
+
+
+def _people(article: Article) -> tuple[Person, ...]:
+    if article.author_details:
+        return tuple(
+            Person(name=str(detail.get("name", "")), collective=bool(detail.get("collective")))
+            for detail in article.author_details
+            if detail.get("name")
+        )
+    return tuple(Person(name=str(name)) for name in article.authors if name)
+
+
+def _reference(number: int, article: Article) -> Reference:
+    return Reference(
+        number=number,
+        pmid=article.pmid,
+        title=article.title,
+        authors=_people(article),
+        journal=article.journal,
+        year=article.year,
+        volume=article.volume,
+        issue=article.issue,
+        pages=article.pages,
+        doi=article.doi,
+        url=article.url,
+    )
+
+
+def exported_answer(question: Question, articles: Mapping[str, Article]) -> ExportedAnswer:
+    """The answer with its cited papers numbered in order of first citation; `articles` maps PMID to row."""
+    numbers: dict[str, int] = {}
+    references: list[Reference] = []
+    sentences = []
+    for sentence in question.sentences.all():
+        markers: list[int] = []
+        unlinked: list[str] = []
+        for citation in sentence.citations.all():
+            # NO_REFERENCE marks a PMID the model was not given: it is never a reference, only a warning.
+            if citation.label == "NO_REFERENCE" or citation.pmid not in articles:
+                unlinked.append(citation.pmid)
+                continue
+            if citation.pmid not in numbers:
+                numbers[citation.pmid] = len(numbers) + 1
+                references.append(_reference(numbers[citation.pmid], articles[citation.pmid]))
+            if numbers[citation.pmid] not in markers:
+                markers.append(numbers[citation.pmid])
+        sentences.append(
+            ExportedSentence(
+                text=sentence.display_text,
+                verdict=sentence.verdict,
+                markers=tuple(markers),
+                unlinked=tuple(unlinked),
+            )
+        )
+    return ExportedAnswer(
+        question_id=question.pk,
+        question=question.text,
+        answer_text=question.answer_text,
+        sentences=tuple(sentences),
+        references=tuple(references),
+        generator=str(question.models_used.get("generator", "")),
+        verifier=str(question.models_used.get("verifier", "")),
+    )
+
+
+def doi_url(doi: str) -> str:
+    # Quoted so that a DOI's odd characters cannot end a Markdown autolink or a BibTeX/RIS field early.
+    return "https://doi.org/" + quote(doi, safe="/:;()._-")
+
+
+# --- Markdown ------------------------------------------------------------------------------------------------
+
+# Characters that change meaning anywhere in a CommonMark/GFM line (emphasis, code, links, raw HTML, entities,
+# tables, strikethrough); backslash-escaping any ASCII punctuation is always allowed.
+_MD_INLINE = re.compile(r"([\\`*_\[\]<>#|~&])")
+# At the start of a line these would make a list, heading or quote out of a sentence.
+_MD_LINE_START = re.compile(r"^(\d+)([.)])|^([-+=])")
+
+
+def _md(text: str) -> str:
+    flat = " ".join(text.split())  # one line: a newline in a title could otherwise start a block
+    escaped = _MD_INLINE.sub(r"\\\1", flat)
+    return _MD_LINE_START.sub(lambda m: f"{m.group(1)}\\{m.group(2)}" if m.group(1) else f"\\{m.group(3)}", escaped)
+
+
+def _author_list(people: Iterable[Person], limit: int | None = None) -> str:
+    names = [person.name for person in people]
+    if limit is not None and len(names) > limit:
+        return ", ".join(names[:limit]) + ", et al."
+    return ", ".join(names)
+
+
+def _reference_markdown(reference: Reference) -> str:
+    parts = []
+    if reference.authors:
+        parts.append(_md(_author_list(reference.authors)) + ".")
+    title = _md(reference.title or f"PMID {reference.pmid}")
+    parts.append(title if title.endswith((".", "?", "!")) else title + ".")
+    source = f"*{_md(reference.journal)}*." if reference.journal else ""
+    if reference.year:
+        source += f" {reference.year}."
+    if source:
+        parts.append(source.strip())
+    if reference.doi:
+        parts.append(f"DOI: <{doi_url(reference.doi)}>.")
+    parts.append(f"PubMed: <{reference.url}>")
+    return f"{reference.number}. " + " ".join(parts)
+
+
+def answer_markdown(answer: ExportedAnswer) -> str:
+    lines = [f"# {_md(answer.question)}", ""]
+    credits = [f"VeriMed answer to question {answer.question_id}"]
+    if answer.generator:
+        credits.append(f"answer by {_md(answer.generator)}")
+    if answer.verifier:
+        credits.append(f"verdicts by {_md(answer.verifier)}")
+    lines += [f"*{'; '.join(credits)}.*", ""]
+    if answer.sentences:
+        for sentence in answer.sentences:
+            markers = "".join(f"\\[{number}\\]" for number in sentence.markers)
+            line = f"- {_md(sentence.text)}" + (f" {markers}" if markers else "")
+            line += f" — **{VERDICT_LABELS.get(sentence.verdict, _md(sentence.verdict))}**"
+            if sentence.unlinked:
+                cited = ", ".join(f"PUBMED:{_md(pmid)}" for pmid in sentence.unlinked)
+                line += f" (cites {cited}, not one of the retrieved abstracts)"
+            lines.append(line)
+    else:
+        lines.append(_md(answer.answer_text) or "*No answer.*")
+    lines += ["", "## References", ""]
+    if answer.references:
+        lines += [_reference_markdown(reference) for reference in answer.references]
+    else:
+        lines.append("No abstracts were cited.")
+    return "\n".join(lines) + "\n"
+
+
+# --- BibTeX and RIS ------------------------------------------------------------------------------------------
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+_PERSONAL_NAME = re.compile(r"^(?P<last>.+) (?P<initials>[A-Z][A-Z-]{0,5})$")
+
+
+def _latex(text: str) -> str:
+    # BibTeX counts braces without regard to backslashes, so `\{` would unbalance a field; a lone brace
+    # from a title becomes a command instead.
+    flat = " ".join(text.split())
+    return "".join(
+        r"\textbraceleft{}" if char == "{" else r"\textbraceright{}" if char == "}" else _LATEX_SPECIAL.get(char, char)
+        for char in flat
+    )
+
+
+def _inverted(person: Person) -> str:
+    """'Smith JA' as 'Smith, JA': the form BibTeX and RIS read unambiguously as last name, then initials."""
+    match = _PERSONAL_NAME.match(person.name)
+    return f"{match['last']}, {match['initials']}" if match and not person.collective else person.name
+
+
+def _citation_key(reference: Reference) -> str:
+    return "pmid" + re.sub(r"[^A-Za-z0-9]", "", reference.pmid)
+
+
+def references_bibtex(references: Iterable[Reference]) -> str:
+    library = Library()
+    for reference in references:
+        # A group's name is braced so BibTeX does not split it at "and" or read its last word as a surname.
+        authors = " and ".join(
+            f"{{{_latex(person.name)}}}" if person.collective else _latex(_inverted(person))
+            for person in reference.authors
+        )
+        values = {
+            "author": authors,
+            "title": _latex(reference.title),
+            "journal": _latex(reference.journal),
+            "year": str(reference.year or ""),
+            "volume": _latex(reference.volume),
+            "number": _latex(reference.issue),
+            "pages": _latex(reference.pages).replace("-", "--"),
+            "doi": reference.doi.replace("{", "").replace("}", "").replace("\\", ""),
+            "pmid": _latex(reference.pmid),
+            "url": reference.url,
+        }
+        fields = [Field(key, value) for key, value in values.items() if value]
+        library.add(Entry("article", _citation_key(reference), fields))
+    return str(write_string(library))
+
+
+def _ris_text(text: str) -> str:
+    return " ".join(text.split())  # a line break inside a value would start a bogus tag line
+
+
+def references_ris(references: Iterable[Reference]) -> str:
+    entries = []
+    for reference in references:
+        start, _, end = reference.pages.partition("-")
+        entry = {
+            "type_of_reference": "JOUR",
+            "title": _ris_text(reference.title),
+            "authors": [_ris_text(_inverted(person)) for person in reference.authors],
+            "journal_name": _ris_text(reference.journal),
+            "year": str(reference.year or ""),
+            "volume": _ris_text(reference.volume),
+            "number": _ris_text(reference.issue),
+            "start_page": _ris_text(start),
+            "end_page": _ris_text(end),
+            "doi": _ris_text(reference.doi),
+            "accession_number": _ris_text(reference.pmid),
+            "name_of_database": "PubMed",
+            "urls": [reference.url],
+        }
+        entries.append({key: value for key, value in entry.items() if value})
+    return str(rispy.dumps(entries))
