@@ -121,6 +121,18 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Ask biomedical questions answered from PubMed with verified citations; flag sentences.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its docs pages are public (they hold no data); the pages' assets are served from the
+    # installed drf-spectacular-sidecar package, never a CDN, so they work offline.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SCHEMA_PATH_PREFIX": r"/api/v[0-9]+",  # tags and operation ids from what follows: questions, flags...
+    # Questions and flags both have a `status`; name their enums instead of letting a hash tell them apart.
+    "ENUM_NAME_OVERRIDES": {
+        "QuestionStatusEnum": "webapp.qa.models.Question.Status",
+        "FlagStatusEnum": "webapp.review.models.Flag.Status",
+    },
 }
 
 LOGGING = {
@@ -178,6 +190,13 @@ VERIMED_PUBMED_KEEP_FILES = env.bool("VERIMED_PUBMED_KEEP_FILES", default=False)
 # Attempts per file within one task (a transfer that makes progress does not use one up), and the first wait.
 VERIMED_PUBMED_DOWNLOAD_RETRIES = env.int("VERIMED_PUBMED_DOWNLOAD_RETRIES", default=5)
 VERIMED_PUBMED_RETRY_BACKOFF_SECONDS = env.float("VERIMED_PUBMED_RETRY_BACKOFF_SECONDS", default=2.0)
+# Folders whose corpus files (.xml, .xml.gz, .jsonl, .jsonl.gz) an admin may ingest from the site; nothing outside
+# them (after resolving symlinks) is accepted. Uploads go to VAR_DIR/uploads, refused above the size limit.
+VERIMED_INGEST_DIRS = [
+    Path(path).resolve()
+    for path in env.list("VERIMED_INGEST_DIRS", default=[str(VERIMED_PUBMED_DIR), str(VERIMED_DATA_DIR / "pubmed")])
+]
+VERIMED_UPLOAD_MAX_BYTES = env.int("VERIMED_UPLOAD_MAX_BYTES", default=200 * 1024 * 1024)
 VERIMED_EMBEDDING_MODEL = env.str("VERIMED_EMBEDDING_MODEL", default="minilm")
 # torch, onnx or onnx-int8 (ONNX Runtime; exported once into VERIMED_MODEL_CACHE). Changing it changes the vectors:
 # rebuild the index (`manage.py rebuild_index`) afterwards.

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
 
 from webapp.corpus.models import Article, IndexJob, PubmedFile
 
@@ -24,10 +26,16 @@ class PubmedFileInline(admin.TabularInline):
 
 @admin.register(IndexJob)
 class IndexJobAdmin(admin.ModelAdmin):
-    list_display = ("pk", "kind", "status", "progress", "articles", "rate", "eta", "created_at", "finished_at")
+    list_display = ("pk", "kind", "status", "progress", "articles", "rate", "eta", "created_at", "finished_at", "page")
     list_filter = ("kind", "status")
     readonly_fields = [field.name for field in IndexJob._meta.fields]
     inlines = [PubmedFileInline]
+    # Adds "Start a re-index" beside the list: jobs are started from the site's own page, not added here.
+    change_list_template = "admin/corpus/indexjob/change_list.html"
+
+    @admin.display(description="progress page")
+    def page(self, job: IndexJob) -> str:
+        return format_html('<a href="{}">job {} page</a>', reverse("index-job", args=[job.pk]), job.pk)
 
     @admin.display(description="files")
     def progress(self, job: IndexJob) -> str:

@@ -127,3 +127,35 @@ def release_generation(generation: str) -> None:
             _vectors.pop(generation).close()
         if generation in _lexical:
             _lexical.pop(generation).close()
+
+
+def lexical_count(generation: str) -> int:
+    """Documents in a generation's lexical index, opened only for the count when this process has not opened it
+    (tantivy allows readers beside the worker's writer; OpenSearch is a server)."""
+    with _lock:
+        if generation in _lexical:
+            return _lexical[generation].count()
+    index = _build_lexical(generation)
+    try:
+        return index.count()
+    finally:
+        index.close()
+
+
+def vector_count(generation: str) -> int | None:
+    """Points in a generation's vector index; None when only the process holding it may open it.
+
+    The embedded qdrant-edge shard and qdrant-client's local mode admit one process, the worker: a page that
+    opened them would lock the worker out, so only a Qdrant server is opened here just to count.
+    """
+    with _lock:
+        if generation in _vectors:
+            return _vectors[generation].count()
+    server = settings.VERIMED_VECTOR_BACKEND == "qdrant" and settings.VERIMED_QDRANT_URL.startswith(("http:", "https:"))
+    if not server:
+        return None
+    index = _build_vectors(generation)
+    try:
+        return index.count()
+    finally:
+        index.close()

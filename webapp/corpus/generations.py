@@ -52,8 +52,36 @@ def remove_generation_folders(*, keep: set[str]) -> list[str]:
     if not root.exists():
         return removed
     for folder in root.iterdir():
-        generation = folder.name.rsplit("-", 1)[-1]
+        generation = _generation_of(folder)
         if folder.is_dir() and generation.startswith("g") and generation not in keep:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder.name)
+    return removed
+
+
+def _generation_of(folder: Path) -> str:
+    return folder.name.rsplit("-", 1)[-1]
+
+
+def generation_names() -> list[str]:
+    """Generations with embedded-engine folders on disk, oldest first (server indexes are not listed here)."""
+    root = Path(settings.VERIMED_INDEX_DIR)
+    if not root.exists():
+        return []
+    names = {_generation_of(folder) for folder in root.iterdir() if folder.is_dir()}
+    return sorted(name for name in names if name.startswith("g"))
+
+
+def remove_generation(name: str) -> list[str]:
+    """Delete one generation's embedded-engine folders (a rebuild cancelled before its switch)."""
+    if name == active_generation():
+        raise ValueError(f"generation {name} is active: switch to another before removing it")
+    root = Path(settings.VERIMED_INDEX_DIR)
+    if not root.exists():
+        return []
+    removed: list[str] = []
+    for folder in root.iterdir():
+        if folder.is_dir() and _generation_of(folder) == name:
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder.name)
     return removed

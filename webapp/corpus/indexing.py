@@ -1,5 +1,9 @@
 """Services behind the indexing tasks: one PubMed file goes download -> store -> embed, each step resumable, and
-its job's counters move as files finish."""
+its job's counters move as files finish.
+
+Before each step the file's job is checked for a cancel request: the file is then marked cancelled and the step
+does nothing, so a cancelled job stops at the next step of each of its files.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,15 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from indexer import ncbi
+from indexer.errors import CorpusFormatError
 from indexer.ingest import embed_pending, store_file
 from webapp.corpus import engines
+from webapp.corpus.joblog import pubmed_file_log
+from webapp.corpus.jobs import index_job_finish_if_complete, index_job_record_counts
 from webapp.corpus.models import IndexJob, PubmedFile
 from webapp.corpus.services import DatabaseArticleSink
 
@@ -21,8 +29,8 @@ _ORDER = [PubmedFile.Status.PENDING, PubmedFile.Status.DOWNLOADED, PubmedFile.St
 
 
 def _reached(pubmed_file: PubmedFile, status: PubmedFile.Status) -> bool:
-    """Whether the step leading to `status` has nothing to do: it was done, or the file failed earlier."""
-    if pubmed_file.status == PubmedFile.Status.FAILED:
+    """Whether the step leading to `status` has nothing to do: it was done, or the file failed or was cancelled."""
+    if pubmed_file.status in (PubmedFile.Status.FAILED, PubmedFile.Status.CANCELLED):
         return True
     return _ORDER.index(PubmedFile.Status(pubmed_file.status)) >= _ORDER.index(status)
 
@@ -32,35 +40,69 @@ def download_dir() -> Path:
 
 
 def local_path(pubmed_file: PubmedFile) -> Path:
+    if pubmed_file.source_path:
+        return Path(pubmed_file.source_path)
     return download_dir() / pubmed_file.name
 
 
-def index_job_create(*, kind: IndexJob.Kind, files: list[PubmedFile]) -> IndexJob:
-    with transaction.atomic():
-        job = IndexJob.objects.create(kind=kind, files_total=len(files))
-        PubmedFile.objects.filter(pk__in=[item.pk for item in files]).update(job=job, error="")
-    return job
+def _start(pubmed_file: PubmedFile) -> bool:
+    """Count an attempt and mark the job running; False when the file's status changed since it was read.
 
-
-def _start(pubmed_file: PubmedFile) -> None:
+    The compare-and-set on the status closes the gap with a cancel of a still-queued job: either the cancel came
+    first and this step gives up, or the job is running now and the cancel waits for the next step.
+    """
     now = timezone.now()
-    if pubmed_file.started_at is None:
-        pubmed_file.started_at = now
-    pubmed_file.attempts = F("attempts") + 1
-    pubmed_file.save(update_fields=["started_at", "attempts", "updated_at"])
-    pubmed_file.refresh_from_db(fields=["attempts"])
     if pubmed_file.job_id:
         IndexJob.objects.filter(pk=pubmed_file.job_id, started_at__isnull=True).update(started_at=now)
         IndexJob.objects.filter(pk=pubmed_file.job_id, status=IndexJob.Status.QUEUED).update(
             status=IndexJob.Status.RUNNING
         )
+    started = PubmedFile.objects.filter(pk=pubmed_file.pk, status=pubmed_file.status).update(
+        started_at=Coalesce(F("started_at"), now), attempts=F("attempts") + 1, updated_at=now
+    )
+    pubmed_file.refresh_from_db(fields=["started_at", "attempts"])
+    return bool(started)
+
+
+def _cancelled(pubmed_file: PubmedFile) -> bool:
+    """Whether the file's job was cancelled; the file is then marked cancelled here."""
+    if not pubmed_file.job_id:
+        return False
+    if not IndexJob.objects.filter(pk=pubmed_file.job_id, cancel_requested=True).exists():
+        return False
+    pubmed_file_cancel(file_id=pubmed_file.pk)
+    return True
+
+
+def _skip(pubmed_file: PubmedFile, status: PubmedFile.Status) -> bool:
+    return _reached(pubmed_file, status) or _cancelled(pubmed_file) or not _start(pubmed_file)
 
 
 def pubmed_file_download(*, file_id: int) -> None:
     pubmed_file = PubmedFile.objects.get(pk=file_id)
-    if _reached(pubmed_file, PubmedFile.Status.DOWNLOADED):
+    if _skip(pubmed_file, PubmedFile.Status.DOWNLOADED):
         return
-    _start(pubmed_file)
+    pubmed_file_log(pubmed_file=pubmed_file, message=f"started (attempt {pubmed_file.attempts})")
+    if pubmed_file.source_path:
+        path = _checked_local_file(pubmed_file)
+        md5 = ncbi.file_md5(path)
+    else:
+        path, md5 = _downloaded(pubmed_file)
+    pubmed_file.md5, pubmed_file.size = md5, path.stat().st_size
+    pubmed_file.status = PubmedFile.Status.DOWNLOADED
+    pubmed_file.save(update_fields=["md5", "size", "status", "updated_at"])
+    source = "local file" if pubmed_file.source_path else "downloaded"
+    pubmed_file_log(pubmed_file=pubmed_file, message=f"{source}, {pubmed_file.size} bytes, md5 {md5}")
+
+
+def _checked_local_file(pubmed_file: PubmedFile) -> Path:
+    path = local_path(pubmed_file)
+    if not path.is_file():
+        raise CorpusFormatError(f"the local file {path} no longer exists")
+    return path
+
+
+def _downloaded(pubmed_file: PubmedFile) -> tuple[Path, str]:
     remote = ncbi.RemoteFile(name=pubmed_file.name, url=pubmed_file.url, md5_url=f"{pubmed_file.url}.md5")
     with ncbi.default_client() as client:
         md5 = pubmed_file.md5 or ncbi.fetch_md5(remote, client=client)
@@ -72,16 +114,13 @@ def pubmed_file_download(*, file_id: int) -> None:
             retries=settings.VERIMED_PUBMED_DOWNLOAD_RETRIES,
             backoff=settings.VERIMED_PUBMED_RETRY_BACKOFF_SECONDS,
         )
-    pubmed_file.md5, pubmed_file.size = md5, path.stat().st_size
-    pubmed_file.status = PubmedFile.Status.DOWNLOADED
-    pubmed_file.save(update_fields=["md5", "size", "status", "updated_at"])
+    return path, md5
 
 
 def pubmed_file_store(*, file_id: int) -> None:
     pubmed_file = PubmedFile.objects.get(pk=file_id)
-    if _reached(pubmed_file, PubmedFile.Status.STORED):
+    if _skip(pubmed_file, PubmedFile.Status.STORED):
         return
-    _start(pubmed_file)
     report = store_file(
         local_path(pubmed_file),
         sink=DatabaseArticleSink(),
@@ -94,48 +133,75 @@ def pubmed_file_store(*, file_id: int) -> None:
     pubmed_file.deleted = report.deleted
     pubmed_file.status = PubmedFile.Status.STORED
     pubmed_file.save(update_fields=["articles", "skipped_without_abstract", "deleted", "status", "updated_at"])
+    pubmed_file_log(
+        pubmed_file=pubmed_file,
+        message=f"stored {report.articles} articles ({report.written} new or changed, "
+        f"{report.skipped_without_abstract} without abstract skipped, {report.deleted} deleted)",
+    )
 
 
 def pubmed_file_embed(*, file_id: int) -> None:
     pubmed_file = PubmedFile.objects.get(pk=file_id)
-    if _reached(pubmed_file, PubmedFile.Status.INDEXED):
+    if _skip(pubmed_file, PubmedFile.Status.INDEXED):
         return
-    _start(pubmed_file)
     vectors = engines.vector_index()
     embed_pending(sink=DatabaseArticleSink(), vectors=vectors, embedder=engines.embedder(), source=pubmed_file.name)
     vectors.optimize()
-    if not settings.VERIMED_PUBMED_KEEP_FILES:
-        # A baseline is tens of GB compressed; once indexed, its md5 in this row is all a re-run needs.
+    if not settings.VERIMED_PUBMED_KEEP_FILES and not pubmed_file.source_path:
+        # A baseline is tens of GB compressed; once indexed, its md5 in this row is all a re-run needs. Local
+        # files and uploads belong to the admin and stay.
         local_path(pubmed_file).unlink(missing_ok=True)
     with transaction.atomic():
         pubmed_file.status = PubmedFile.Status.INDEXED
         pubmed_file.error = ""
         pubmed_file.finished_at = timezone.now()
         pubmed_file.save(update_fields=["status", "error", "finished_at", "updated_at"])
-        if pubmed_file.job_id:
-            IndexJob.objects.filter(pk=pubmed_file.job_id).update(
-                files_done=F("files_done") + 1,
-                articles=F("articles") + pubmed_file.articles,
-                deleted=F("deleted") + pubmed_file.deleted,
-            )
-            _finish_job_if_complete(pubmed_file.job_id)
+        pubmed_file_log(pubmed_file=pubmed_file, message=f"indexed ({pubmed_file.articles} articles)")
+        job_id = pubmed_file.job_id
+        if job_id is None:
+            return
+        IndexJob.objects.filter(pk=job_id).update(
+            files_done=F("files_done") + 1,
+            articles=F("articles") + pubmed_file.articles,
+            deleted=F("deleted") + pubmed_file.deleted,
+        )
+        finished = index_job_finish_if_complete(job_id)
+    if finished:
+        index_job_record_counts(job_id=job_id)
 
 
 def pubmed_file_fail(*, file_id: int, reason: str) -> None:
+    _end(file_id, PubmedFile.Status.FAILED, reason)
+
+
+def pubmed_file_cancel(*, file_id: int) -> None:
+    _end(file_id, PubmedFile.Status.CANCELLED, "cancelled at an admin's request")
+
+
+def _end(file_id: int, status: PubmedFile.Status, reason: str) -> None:
+    """Fail or cancel a file that is not finished yet, count it on its job and finish the job if it was the last."""
     with transaction.atomic():
         pubmed_file = PubmedFile.objects.select_for_update().get(pk=file_id)
-        if pubmed_file.status == PubmedFile.Status.FAILED:
+        if pubmed_file.status in PubmedFile.TERMINAL:
             return
-        pubmed_file.status = PubmedFile.Status.FAILED
+        pubmed_file.status = status
         pubmed_file.error = reason[:4000]
         pubmed_file.finished_at = timezone.now()
         pubmed_file.save(update_fields=["status", "error", "finished_at", "updated_at"])
-        if pubmed_file.job_id:
-            IndexJob.objects.filter(pk=pubmed_file.job_id).update(
+        pubmed_file_log(pubmed_file=pubmed_file, message=f"{status}: {reason}")
+        job_id = pubmed_file.job_id
+        if job_id is None:
+            return
+        if status == PubmedFile.Status.CANCELLED:
+            IndexJob.objects.filter(pk=job_id).update(files_cancelled=F("files_cancelled") + 1)
+        else:
+            IndexJob.objects.filter(pk=job_id).update(
                 files_failed=F("files_failed") + 1, error=f"{pubmed_file.name}: {reason}"[:4000]
             )
             _skip_later_updates(pubmed_file)
-            _finish_job_if_complete(pubmed_file.job_id)
+        finished = index_job_finish_if_complete(job_id)
+    if finished:
+        index_job_record_counts(job_id=job_id)
 
 
 def _skip_later_updates(failed: PubmedFile) -> None:
@@ -145,47 +211,17 @@ def _skip_later_updates(failed: PubmedFile) -> None:
         return
     if job.kind != IndexJob.Kind.UPDATES:
         return
-    later = PubmedFile.objects.filter(job=job, name__gt=failed.name).exclude(
-        status__in=[PubmedFile.Status.INDEXED, PubmedFile.Status.FAILED]
-    )
+    later = PubmedFile.objects.filter(job=job, name__gt=failed.name).exclude(status__in=PubmedFile.TERMINAL)
     skipped = later.update(
         status=PubmedFile.Status.FAILED, error=f"not applied: the earlier update file {failed.name} failed"
     )
     if skipped:
         IndexJob.objects.filter(pk=job.pk).update(files_failed=F("files_failed") + skipped)
+        pubmed_file_log(pubmed_file=failed, message=f"{skipped} later update files not applied")
 
 
-def _finish_job_if_complete(job_id: int) -> None:
-    job = IndexJob.objects.select_for_update().get(pk=job_id)
-    if job.files_done + job.files_failed < job.files_total or job.finished_at:
-        return
-    job.status = IndexJob.Status.FAILED if job.files_failed else IndexJob.Status.DONE
-    job.finished_at = timezone.now()
-    job.save(update_fields=["status", "finished_at", "updated_at"])
-
-
-def pubmed_files_to_sync(*, remote_files: list[ncbi.RemoteFile], md5s: dict[str, str]) -> list[PubmedFile]:
-    """Rows for the listed files that still need work: a file indexed with the same md5 is skipped.
-
-    A file whose md5 changed on the server (NCBI re-publishes a baseline) starts over from the download.
-    """
-    pending: list[PubmedFile] = []
-    for remote in remote_files:
-        md5 = md5s.get(remote.name, "")
-        row, created = PubmedFile.objects.get_or_create(name=remote.name, defaults={"url": remote.url, "md5": md5})
-        if not created and row.md5 and md5 and row.md5 != md5:
-            row.status, row.md5, row.url = PubmedFile.Status.PENDING, md5, remote.url
-            row.save(update_fields=["status", "md5", "url", "updated_at"])
-        elif row.status == PubmedFile.Status.INDEXED:
-            continue
-        elif row.status == PubmedFile.Status.FAILED:
-            # A failed file is tried again from the step it had reached; a partial download resumes.
-            row.status = _resume_status(row)
-            row.save(update_fields=["status", "updated_at"])
-        pending.append(row)
-    return pending
-
-
-def _resume_status(row: PubmedFile) -> PubmedFile.Status:
-    path = local_path(row)
-    return PubmedFile.Status.DOWNLOADED if path.exists() and row.md5 else PubmedFile.Status.PENDING
+def pubmed_file_note(*, file_id: int, message: str) -> None:
+    """A line in the file's job log from outside the steps (the task's retry policy)."""
+    pubmed_file = PubmedFile.objects.filter(pk=file_id).first()
+    if pubmed_file is not None:
+        pubmed_file_log(pubmed_file=pubmed_file, message=message)

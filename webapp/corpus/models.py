@@ -3,6 +3,7 @@ PubMed files an admin has ingested, and the indexing jobs that ingest them."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -49,26 +50,40 @@ class Article(models.Model):
 
 
 class IndexJob(models.Model):
-    """One admin-started indexing run over a set of files; workers update its counters as files finish."""
+    """One admin-started indexing run over a set of files (or a rebuild); workers update its counters as it goes."""
 
     class Kind(models.TextChoices):
         BASELINE = "baseline"
         UPDATES = "updates"
-        FILES = "files"  # local files or folders
+        FILES = "files"  # local files, folders or uploads
+        REBUILD = "rebuild"  # both indexes rebuilt from the article table into a new generation
 
     class Status(models.TextChoices):
         QUEUED = "queued"
         RUNNING = "running"
         DONE = "done"
         FAILED = "failed"  # finished, with at least one file failed
+        CANCELLED = "cancelled"  # stopped at an admin's request; files not reached are marked cancelled
 
     kind = models.CharField(max_length=16, choices=Kind.choices)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="index_jobs"
+    )
+    # Workers look at it before every step of every file (and between a rebuild's batches).
+    cancel_requested = models.BooleanField(default=False)
     files_total = models.PositiveIntegerField(default=0)
     files_done = models.PositiveIntegerField(default=0)
     files_failed = models.PositiveIntegerField(default=0)
+    files_cancelled = models.PositiveIntegerField(default=0)
     articles = models.PositiveIntegerField(default=0)
+    articles_total = models.PositiveIntegerField(default=0)  # a rebuild: the articles stored when it started
     deleted = models.PositiveIntegerField(default=0)
+    generation = models.CharField(max_length=64, blank=True)  # a rebuild: the generation it built and switched to
+    # What the indexes held when the job finished, counted by the worker: the embedded vector shard can only be
+    # opened by the process that holds it, so the status page falls back on these.
+    lexical_documents = models.PositiveBigIntegerField(null=True, blank=True)
+    vector_points = models.PositiveBigIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -82,6 +97,18 @@ class IndexJob(models.Model):
         return f"{self.kind} job {self.pk} ({self.status})"
 
     @property
+    def finished(self) -> bool:
+        return self.finished_at is not None
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """(value, maximum) of the progress bar: articles written for a rebuild, files finished otherwise."""
+        if self.kind == self.Kind.REBUILD:
+            # The catch-up pass rewrites articles changed meanwhile, so the count may pass the total.
+            return min(self.articles, self.articles_total), self.articles_total
+        return self.files_done + self.files_failed, self.files_total
+
+    @property
     def articles_per_second(self) -> float:
         if not self.started_at or not self.articles:
             return 0.0
@@ -90,12 +117,26 @@ class IndexJob(models.Model):
 
     @property
     def eta_seconds(self) -> float | None:
-        """Remaining time at the pace of the files finished so far; None until one has finished."""
-        finished = self.files_done + self.files_failed
+        """Remaining time at the pace of the files (a rebuild: articles) finished so far; None until one has."""
+        finished, total = self.progress
         if not self.started_at or not finished or self.finished_at:
             return None
         elapsed = (timezone.now() - self.started_at).total_seconds()
-        return elapsed / finished * max(self.files_total - finished, 0)
+        return elapsed / finished * max(total - finished, 0)
+
+
+class IndexJobEvent(models.Model):
+    """One line of a job's log. Workers insert rows and never rewrite them, so concurrent writers lose nothing."""
+
+    job = models.ForeignKey(IndexJob, on_delete=models.CASCADE, related_name="events")
+    created_at = models.DateTimeField(default=timezone.now)
+    message = models.TextField()
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.message}"
 
 
 class PubmedFile(models.Model):
@@ -107,9 +148,15 @@ class PubmedFile(models.Model):
         STORED = "stored"  # parsed into the database and the lexical index; deletions applied
         INDEXED = "indexed"  # embedded into the vector index: finished
         FAILED = "failed"
+        CANCELLED = "cancelled"  # its job was cancelled before the file was finished
+
+    # A file that needs no further step in its job.
+    TERMINAL = (Status.INDEXED, Status.FAILED, Status.CANCELLED)
 
     name = models.CharField(max_length=128, unique=True)
     url = models.URLField(max_length=512, blank=True)
+    # A local file (under VERIMED_INGEST_DIRS, or an upload) read in place instead of downloaded from `url`.
+    source_path = models.CharField(max_length=1024, blank=True)
     md5 = models.CharField(max_length=32, blank=True)
     size = models.BigIntegerField(default=0)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)

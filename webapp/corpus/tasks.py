@@ -1,4 +1,5 @@
-"""Celery tasks for indexing PubMed files: one chain of three retryable steps per file.
+"""Celery tasks for indexing PubMed files: one chain of three retryable steps per file; and the tasks that plan a
+sync job started from the site and run a rebuild job.
 
 Baseline files are independent, so their chains fan out in parallel; update files must apply in order (a later
 file's revision or deletion of a citation wins), so they run as one chain, file after file.
@@ -15,7 +16,11 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from indexer.errors import IndexerError
 from webapp.corpus import indexing
+from webapp.corpus.joblog import index_job_log
+from webapp.corpus.jobs import index_job_finish
 from webapp.corpus.models import IndexJob, PubmedFile
+from webapp.corpus.rebuild_job import index_job_rebuild
+from webapp.corpus.sync import index_job_plan_sync
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +40,13 @@ def _run_step(task: Task, step: Callable[..., None], file_id: int) -> int:
         step(file_id=file_id)
     except IndexerError as exc:
         if exc.transient and task.request.retries < MAX_RETRIES:
-            raise task.retry(exc=exc, countdown=RETRY_BACKOFF_SECONDS * 2**task.request.retries) from exc
+            countdown = RETRY_BACKOFF_SECONDS * 2**task.request.retries
+            indexing.pubmed_file_note(
+                file_id=file_id,
+                message=f"{_label(step)} failed ({exc}); retry {task.request.retries + 1} of {MAX_RETRIES} "
+                f"in {countdown} s",
+            )
+            raise task.retry(exc=exc, countdown=countdown) from exc
         logger.warning("PubMed file %s failed in %s: %s", file_id, step.__name__, exc)
         indexing.pubmed_file_fail(file_id=file_id, reason=str(exc))
     except SoftTimeLimitExceeded:
@@ -44,6 +55,10 @@ def _run_step(task: Task, step: Callable[..., None], file_id: int) -> int:
         logger.exception("PubMed file %s failed in %s", file_id, step.__name__)
         indexing.pubmed_file_fail(file_id=file_id, reason=f"internal error in {step.__name__}: {exc}")
     return file_id
+
+
+def _label(step: Callable[..., None]) -> str:
+    return step.__name__.rsplit("_", 1)[-1]  # pubmed_file_download -> download
 
 
 _TASK_OPTIONS: dict[str, Any] = {"bind": True, "max_retries": MAX_RETRIES, **_FILE_TIME_LIMITS}
@@ -77,3 +92,31 @@ def index_job_workflow(job: IndexJob) -> Any:
     if job.kind == IndexJob.Kind.UPDATES:
         return chain(*[step for file_id in file_ids for step in _file_steps(file_id)])
     return group(chain(*_file_steps(file_id)) for file_id in file_ids)
+
+
+@shared_task(name="corpus.index_job_sync", bind=True, max_retries=MAX_RETRIES)
+def index_job_sync_task(self: Task, job_id: int, base_url: str, max_files: int | None = None) -> None:
+    """List NCBI's files for a sync job started from the site, then run the files still to do."""
+    try:
+        planned = index_job_plan_sync(job_id=job_id, base_url=base_url, max_files=max_files)
+    except IndexerError as exc:
+        if exc.transient and self.request.retries < MAX_RETRIES:
+            countdown = RETRY_BACKOFF_SECONDS * 2**self.request.retries
+            index_job_log(job_id=job_id, message=f"cannot list {base_url} ({exc}); retrying in {countdown} s")
+            raise self.retry(exc=exc, countdown=countdown) from exc
+        index_job_finish(
+            job_id=job_id, status=IndexJob.Status.FAILED, message=f"cannot list {base_url}: {exc}", error=str(exc)
+        )
+        return
+    if planned:
+        index_job_workflow(IndexJob.objects.get(pk=job_id)).apply_async()
+
+
+# A rebuild is never retried: a second run would start another generation; the admin starts a fresh job instead.
+@shared_task(
+    name="corpus.index_rebuild",
+    soft_time_limit=_FILE_TIME_LIMITS["soft_time_limit"],
+    time_limit=_FILE_TIME_LIMITS["time_limit"],
+)
+def index_rebuild_task(job_id: int) -> None:
+    index_job_rebuild(job_id=job_id)

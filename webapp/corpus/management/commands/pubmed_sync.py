@@ -13,10 +13,10 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from indexer import ncbi
 from indexer.errors import IndexerError
-from webapp.corpus.indexing import index_job_create, pubmed_files_to_sync
+from webapp.corpus.jobs import index_job_create
 from webapp.corpus.models import IndexJob
+from webapp.corpus.sync import pubmed_files_to_sync, pubmed_listing
 from webapp.corpus.tasks import index_job_workflow
 
 
@@ -37,9 +37,7 @@ class Command(BaseCommand):
             settings.VERIMED_PUBMED_BASELINE_URL if options["baseline"] else settings.VERIMED_PUBMED_UPDATES_URL
         )
         try:
-            with ncbi.default_client() as client:
-                remote_files = ncbi.list_files(base_url, client=client)
-                md5s = {remote.name: ncbi.fetch_md5(remote, client=client) for remote in remote_files}
+            remote_files, md5s = pubmed_listing(base_url=base_url)
         except IndexerError as exc:
             raise CommandError(f"cannot list {base_url}: {exc}") from exc
         todo = pubmed_files_to_sync(remote_files=remote_files, md5s=md5s)
