@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.support import REPO, TEST_LLM_MODEL, free_port, shared_data_dir
 
@@ -22,6 +23,9 @@ QUESTIONS = (
     "Is lambrolizumab effective for treatment of patients with melanoma ?",
 )
 OTHER_ABSTRACTS = 150
+PASSWORD = "e2e-password-not-secret"
+# One person per role; the browser tests sign in as the one a flow needs.
+USERS = {"researcher": "rita", "reviewer": "rene", "admin": "ada"}
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -83,6 +87,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
         ("migrate", "--noinput"),
         ("collectstatic", "--noinput"),
         ("ingest", "--no-progress", str(corpus), str(pubmed_xml)),
+        *(("user_create", name, "--role", role, "--password", PASSWORD) for role, name in USERS.items()),
     ):
         done = running.manage(*command)
         assert done.returncode == 0, done.stderr[-3000:]
@@ -93,3 +98,51 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
         raise RuntimeError(f"stack did not start: {started.stderr}\n{logs}")
     yield running
     running.manage("stack", "stop")
+
+
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        # Debian's Chromium: Playwright never downloads a browser here.
+        launched = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    opened = context.new_page()
+    console: list[str] = []
+    opened.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
+    opened.on("pageerror", lambda error: console.append(f"page error: {error}"))
+    yield opened
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        # What the page showed and logged when the test failed, kept with the other artefacts.
+        shot(opened, f"failed-{request.node.name}")
+        (ARTIFACTS / f"failed-{request.node.name}.log").write_text("\n".join(console))
+    context.close()
+
+
+def shot(page: Page, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def sign_in(page: Page, stack: RunningStack, role: str) -> None:
+    """Sign in through the real form as the test person holding `role`, landing on the ask page."""
+    page.goto(stack.url + "/accounts/login/?next=/")
+    page.get_by_label("Username").fill(USERS[role])
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("button", name=f"Sign out ({USERS[role]})")).to_be_visible()

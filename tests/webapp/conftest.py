@@ -73,7 +73,9 @@ def role_users(db: None) -> dict[str, User]:
     """One person per role, made the way `manage.py user_create` makes them."""
     made: dict[str, User] = {}
     for role in ROLES:
-        call_command("user_create", f"{role}-user", "--role", role, "--password", "a-long-test-password", stdout=StringIO())
+        call_command(
+            "user_create", f"{role}-user", "--role", role, "--password", "a-long-test-password", stdout=StringIO()
+        )
         made[role] = User.objects.get(username=f"{role}-user")
     return made
 
