@@ -1,5 +1,7 @@
-// The sentence panel: activating an answer sentence (click, Enter or Space) opens a side panel with its verdict per
-// cited abstract, the confidence and the abstract's evidence sentences. Also the share link's copy button.
+// The sentence panel: each answer sentence gets a "Details" button (clicking the sentence's text does the same) that
+// opens a side panel with its verdict per cited abstract, the confidence and the abstract's evidence sentences. A
+// real button, not role="button" on the sentence: the sentence already holds the citation chips, and interactive
+// controls must not nest. Also the share link's copy button.
 // Server text goes into the page through textContent only. verimed.js re-renders the sentences on every poll and
 // fires `verimed:rendered`: listeners sit on the stable #answer container and attributes are set again each time.
 (function () {
@@ -71,7 +73,9 @@
     }
     const evidence = verdict.evidence_text || [];
     if (evidence.length) {
-      item.append(el("p", "panel-evidence-label", "Evidence from the abstract:"));
+      // For a NO_EVIDENCE verdict these are the sentences the verifier read and found wanting, not evidence.
+      const label = verdict.label === "NO_EVIDENCE" ? "Closest sentences the verifier read:" : "Evidence from the abstract:";
+      item.append(el("p", "panel-evidence-label", label));
       evidence.forEach((text) => item.append(el("blockquote", "panel-evidence", text)));
     } else {
       item.append(el("p", "meta", "No sentence of the abstract was marked as evidence."));
@@ -104,7 +108,8 @@
 
   function markExpanded() {
     sentenceSpans().forEach((span) => {
-      span.setAttribute("aria-expanded", String(!panel.hidden && Number(span.dataset.index) === openIndex));
+      const button = span.querySelector(".details-button");
+      if (button) button.setAttribute("aria-expanded", String(!panel.hidden && Number(span.dataset.index) === openIndex));
     });
   }
 
@@ -121,7 +126,7 @@
     if (panel.hidden) return;
     panel.hidden = true;
     markExpanded();
-    const opener = answerEl.querySelector('.sentence[data-index="' + openIndex + '"]');
+    const opener = answerEl.querySelector('.sentence[data-index="' + openIndex + '"] .details-button');
     openIndex = null;
     if (opener) opener.focus();
   }
@@ -135,9 +140,12 @@
   document.addEventListener("verimed:rendered", (event) => {
     data = event.detail;
     sentenceSpans().forEach((span) => {
-      span.setAttribute("role", "button");
-      span.setAttribute("aria-controls", "sentence-panel");
-      if (span.tabIndex < 0) span.tabIndex = 0;
+      if (span.querySelector(".details-button")) return;
+      const button = el("button", "details-button", "Details");
+      button.type = "button";
+      button.setAttribute("aria-label", "Details of sentence " + (Number(span.dataset.index) + 1));
+      button.setAttribute("aria-controls", "sentence-panel");
+      span.append(" ", button);
     });
     if (!panel.hidden && !fill()) close();
     markExpanded();
@@ -145,18 +153,9 @@
 
   answerEl.addEventListener("click", (event) => {
     const span = event.target.closest(".sentence[data-index]");
-    // A citation chip inside the sentence opens its abstract; it does not also toggle the panel.
-    if (!span || event.target.closest("button, a")) return;
-    toggle(span);
-  });
-
-  answerEl.addEventListener("keydown", (event) => {
-    const span = event.target;
-    if (!span.matches || !span.matches(".sentence[data-index]")) return;
-    if (event.key === "Enter" || event.key === " ") {
-      event.preventDefault(); // Space would scroll the page
-      toggle(span);
-    }
+    if (!span) return;
+    // The Details button toggles; a citation chip or the flag button does its own job; the text is a mouse shortcut.
+    if (event.target.closest(".details-button") || !event.target.closest("button, a")) toggle(span);
   });
 
   document.getElementById("sentence-panel-close").addEventListener("click", close);

@@ -51,7 +51,6 @@
     data.sentences.forEach((sentence, index) => {
       const [icon, label] = VERDICT_TEXT[sentence.verdict] || ["", sentence.verdict];
       const span = el("span", "sentence verdict-" + sentence.verdict);
-      span.tabIndex = 0;
       span.dataset.index = String(index);
       const details = sentence.citations
         .map((pmid) => {

@@ -79,9 +79,9 @@ def test_a_researcher_asks_reads_the_evidence_and_flags_and_a_reviewer_resolves_
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "verdict-contrast.json").write_text(json.dumps(_check_verdict_contrast(page), indent=1))
 
-    # Keyboard only: reach the first sentence, open its panel, close it with Escape.
+    # Keyboard only: reach the first sentence's Details button, open its panel, close it with Escape.
     page.locator("h1.question-text").click()
-    _tab_to(page, "#answer .sentence")
+    _tab_to(page, "#answer .details-button")
     page.keyboard.press("Enter")
     panel = page.locator("#sentence-panel")
     expect(panel).to_be_visible()
@@ -89,7 +89,7 @@ def test_a_researcher_asks_reads_the_evidence_and_flags_and_a_reviewer_resolves_
     shot(page, "flow-03-sentence-panel")
     page.keyboard.press("Escape")
     expect(panel).to_be_hidden()
-    assert page.evaluate("() => document.activeElement.matches('#answer .sentence')")
+    assert page.evaluate("() => document.activeElement.matches('#answer .details-button')")
 
     # A citation chip opens the abstract with the evidence marked (a NO_EVIDENCE citation may mark nothing).
     chips = page.locator("#answer button.chip")
@@ -108,13 +108,17 @@ def test_a_researcher_asks_reads_the_evidence_and_flags_and_a_reviewer_resolves_
     expect(dialog).to_be_hidden()
 
     # Sources show where each abstract comes from.
-    expect(page.locator("#sources li").first).to_contain_text("PMID")
+    expect(page.locator("#sources li").first.get_by_role("link", name=re.compile("PubMed"))).to_be_visible()
 
     # Exports of the finished answer.
-    markdown = page.request.get(page.get_by_role("link", name="Answer as Markdown").get_attribute("href") or "")
+    markdown = page.request.get(
+        stack.url + (page.get_by_role("link", name="Answer as Markdown").get_attribute("href") or "")
+    )
     assert markdown.ok
     assert "References" in markdown.text()
-    ris = page.request.get(page.get_by_role("link", name="Cited references (RIS)").get_attribute("href") or "")
+    ris = page.request.get(
+        stack.url + (page.get_by_role("link", name="Cited references (RIS)").get_attribute("href") or "")
+    )
     assert ris.ok
     assert "TY  - " in ris.text()
 
