@@ -146,10 +146,15 @@ def test_a_researcher_asks_reads_the_evidence_and_flags_and_a_reviewer_resolves_
     page.get_by_label(re.compile("what the cited abstract says")).select_option("NO_EVIDENCE")
     page.get_by_label("Note").fill("Checked against the abstract: it is silent on this.")
     page.get_by_role("button", name="Resolve").click()
-    expect(page.locator("#flag-status")).to_have_text("Resolved")
-    shot(page, "flow-07-flag-resolved")
-    page.goto(stack.url + "/review/?status=resolved")
+    # Back on the queue, which says what happened and counts the labelled flag in the agreement figures.
+    expect(page.locator(".review-messages")).to_contain_text("resolved")
     expect(page.locator("#agreement-total")).to_contain_text("of 1 confirmed")
+    page.goto(stack.url + "/review/?status=resolved")
+    resolved = page.locator("tr", has_text=COMMENT)
+    expect(resolved).to_contain_text("Resolved")
+    shot(page, "flow-07-flag-resolved")
+    resolved.get_by_role("link", name=re.compile("View")).click()
+    expect(page.locator("#flag-status")).to_have_text("Resolved")
     claims = page.request.get(stack.url + "/review/export/claims.jsonl")
     assert claims.ok
     assert "NO_EVIDENCE" in claims.text() or '"evidence": {}' in claims.text()
