@@ -58,7 +58,7 @@ $(VENV)/.installed-run: pyproject.toml requirements.lock | llama-wheel
 
 $(VENV)/.installed-test: pyproject.toml requirements.lock | llama-wheel
 	$(INSTALL) torch==2.13.0
-	$(INSTALL) -e '.[model-qwen15,dev]'
+	$(INSTALL) -e '.[model-qwen15,dev,production]'
 	touch $@
 
 # Browser tests drive Debian's Chromium (never a browser downloaded by Playwright).

@@ -186,6 +186,10 @@
     showStages(data.status);
     view.dataset.status = data.status;
     statusEl.textContent = data.status === "failed" ? "Failed: " + data.error : STATUS_TEXT[data.status] || data.status;
+    if (data.status === "queued" && data.queue_position > 1) {
+      const ahead = data.queue_position - 1;
+      statusEl.textContent = "Queued: " + ahead + (ahead === 1 ? " question" : " questions") + " ahead of yours…";
+    }
     statusEl.classList.toggle("failed", data.status === "failed");
     if (data.sentences.length) {
       renderSentences(data);

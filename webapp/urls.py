@@ -5,7 +5,10 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
+from webapp.ops.health import healthz
+
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("webapp.api.urls")),

@@ -180,6 +180,12 @@ class QuestionDetailSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     question = serializers.CharField()
     status = serializers.ChoiceField(choices=Question.Status.choices)
+    queue_position = serializers.IntegerField(
+        allow_null=True,
+        min_value=1,
+        help_text="While queued: 1 when a worker takes it next, else one plus the questions queued or running "
+        "that were asked before it. Null once it is no longer queued.",
+    )
     error = serializers.CharField(allow_blank=True)
     answer = serializers.CharField(allow_blank=True, help_text="Grows while the model writes.")
     answer_raw = serializers.CharField(allow_blank=True, help_text="Exactly as the model wrote it.")

@@ -7,9 +7,9 @@ generate clients can fetch them without a token. Every `/api/v1/` endpoint excep
 from __future__ import annotations
 
 from django.urls import URLPattern, URLResolver, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
-from webapp.api import views
+from webapp.api import docs, views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("v1/auth/token", views.TokenView.as_view(), name="api-token"),
@@ -20,6 +20,6 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("v1/flags", views.FlagListView.as_view(), name="api-flags"),
     path("v1/flags/<int:flag_id>", views.FlagDetailView.as_view(), name="api-flag"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path("docs/", docs.swagger_ui, name="api-docs"),
+    path("redoc/", docs.redoc, name="api-redoc"),
 ]

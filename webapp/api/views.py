@@ -99,7 +99,19 @@ class QuestionListView(GenericAPIView):
         summary="Ask a question",
         description="The question is queued for retrieval, generation and verification; poll `url` for the result.",
         request=serializers.QuestionCreateSerializer,
-        responses={201: serializers.QuestionCreatedSerializer, 400: _INVALID},
+        responses={
+            201: serializers.QuestionCreatedSerializer,
+            400: _INVALID,
+            503: OpenApiResponse(
+                serializers.DetailSerializer,
+                description="Too many questions are queued or running; try again in a few minutes.",
+            ),
+            429: OpenApiResponse(
+                serializers.DetailSerializer,
+                description="You asked `VERIMED_QUESTIONS_PER_HOUR` questions in the last hour; `Retry-After` says "
+                "how many seconds until you may ask again.",
+            ),
+        },
     )
     def post(self, request: Request) -> Response:
         given = serializers.QuestionCreateSerializer(data=request.data)
@@ -111,6 +123,11 @@ class QuestionListView(GenericAPIView):
                 retrieval=given.validated_data["retrieval"],
                 filters=given.validated_data["filters"],
             )
+        except services.QuestionRateLimitedError as exc:
+            retry_after = {"Retry-After": str(exc.retry_after_seconds)}
+            return Response({"detail": str(exc)}, status=exc.http_status, headers=retry_after)
+        except services.QueueFullError as exc:
+            return Response({"detail": str(exc)}, status=exc.http_status, headers={"Retry-After": "60"})
         except services.QuestionRejectedError as exc:
             raise ValidationError({"question": [str(exc)]}) from exc
         created = {

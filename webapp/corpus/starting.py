@@ -58,8 +58,11 @@ def index_job_start_upload(*, upload: UploadedFile, user: AbstractBaseUser) -> I
         raise
 
 
-def index_job_start_updates(*, user: AbstractBaseUser, max_files: int | None = None) -> IndexJob:
-    """Sync NCBI's update files, as `pubmed_sync --updates` does; the worker lists them (a request per file)."""
+def index_job_start_updates(*, user: AbstractBaseUser | None, max_files: int | None = None) -> IndexJob:
+    """Sync NCBI's update files, as `pubmed_sync --updates` does; the worker lists them (a request per file).
+
+    Without a user it is Celery beat's daily sync.
+    """
     base_url = settings.VERIMED_PUBMED_UPDATES_URL
     with transaction.atomic():
         _refuse_beside_a_rebuild(IndexJob.Kind.UPDATES)
@@ -68,7 +71,8 @@ def index_job_start_updates(*, user: AbstractBaseUser, max_files: int | None = N
             kind=IndexJob.Kind.UPDATES,
             files=[],
             started_by=user,
-            message=f"sync of the PubMed update files at {base_url}{limit} started by {user.get_username()}",
+            message=f"sync of the PubMed update files at {base_url}{limit} started by "
+            f"{user.get_username() if user is not None else 'the daily schedule'}",
         )
         transaction.on_commit(lambda: index_job_sync_task.delay(job.pk, base_url, max_files))
     return job

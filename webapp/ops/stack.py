@@ -13,7 +13,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -61,8 +61,46 @@ def is_local(url: str) -> bool:
     return urlparse(url).hostname in {"127.0.0.1", "localhost", "::1"}
 
 
+def worker_queues(*, routes: Mapping[str, Mapping[str, str]], default_queue: str) -> list[str]:
+    """Every queue a task is routed to (CELERY_TASK_ROUTES), plus the default one Celery's own tasks go to."""
+    routed = sorted({route["queue"] for route in routes.values()} - {default_queue})
+    return [*routed, default_queue]
+
+
+def worker_argv(*, python: str, queues: Sequence[str]) -> list[str]:
+    """The embedded profile's one worker: it consumes every queue, since nothing else would run those tasks."""
+    return [
+        python,
+        "-m",
+        "celery",
+        "-A",
+        "webapp",
+        "worker",
+        "--queues",
+        ",".join(queues),
+        "--pool=prefork",
+        "--concurrency=1",
+        "--loglevel=INFO",
+        "--without-gossip",
+        "--without-mingle",
+    ]
+
+
+def _configured_queues() -> list[str]:
+    from django.conf import settings
+
+    return worker_queues(routes=settings.CELERY_TASK_ROUTES, default_queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
 def services(
-    *, host: str, port: int, llm_base_url: str, llm_model: str, model_cache: Path, llm_context_tokens: int = 8192
+    *,
+    host: str,
+    port: int,
+    llm_base_url: str,
+    llm_model: str,
+    model_cache: Path,
+    llm_context_tokens: int = 8192,
+    queues: Sequence[str] | None = None,
 ) -> list[Service]:
     python = sys.executable
     planned = []
@@ -96,19 +134,7 @@ def services(
         Service(
             name="worker",
             # One worker process: it owns the in-process vector index, which only one process may open.
-            argv=[
-                python,
-                "-m",
-                "celery",
-                "-A",
-                "webapp",
-                "worker",
-                "--pool=prefork",
-                "--concurrency=1",
-                "--loglevel=INFO",
-                "--without-gossip",
-                "--without-mingle",
-            ],
+            argv=worker_argv(python=python, queues=queues if queues is not None else _configured_queues()),
             ready=log_says(" ready."),
             ready_timeout=120,
         )

@@ -43,6 +43,8 @@ class Question(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        # The queue's depth and a queued question's place are counts over unfinished statuses by age (`qa.queue`).
+        indexes = [models.Index(fields=["status", "created_at"], name="question_status_created")]
 
     def __str__(self) -> str:
         return self.text[:80]

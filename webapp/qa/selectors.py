@@ -13,6 +13,7 @@ from verifier.sentences import split_sentences
 from webapp.corpus.models import Article
 from webapp.qa.exports import ExportedAnswer, exported_answer
 from webapp.qa.models import AnswerSentence, Question
+from webapp.qa.queue import question_queue_position
 
 
 def _with_answer() -> QuerySet[Question]:
@@ -54,6 +55,7 @@ def question_payload(question: Question) -> dict[str, Any]:
         "id": question.pk,
         "question": question.text,
         "status": question.status,
+        "queue_position": question_queue_position(question=question),
         "error": question.error,
         "answer": question.answer_text,
         "answer_raw": question.answer_raw,

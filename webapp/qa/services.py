@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import math
 import time
 from typing import Any
 
@@ -22,7 +24,11 @@ from webapp.qa.context import generation_context, packed_context
 from webapp.qa.llm import llm_for, token_counter_for
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
 from webapp.qa.pipeline import PipelineSettings, RetrievalFilters, default_pipeline_settings
+from webapp.qa.queue import questions_unfinished_count
+from webapp.qa.rate_limit import question_ask_again_at
 from webapp.qa.verification import answer_verifier
+
+logger = logging.getLogger(__name__)
 
 # How often streamed tokens are written to the row the page polls: often enough to look live, rarely enough
 # that SQLite is not written for every token.
@@ -31,6 +37,48 @@ STREAM_FLUSH_SECONDS = 0.25
 
 class QuestionRejectedError(ValueError):
     """The question cannot be asked as given; the message says why, for the person who typed it."""
+
+    http_status = 400
+
+
+class QueueFullError(QuestionRejectedError):
+    """Too many questions are waiting or running: refused now, cleanly, rather than answered in an hour."""
+
+    http_status = 503
+
+
+def _queue_check() -> None:
+    # Two requests at the same instant may both pass and overshoot the limit by one each: it is a load valve, not
+    # an invariant, so it is not worth a table lock on every question.
+    limit = settings.VERIMED_MAX_QUEUED_QUESTIONS
+    if limit and (waiting := questions_unfinished_count()) >= limit:
+        waiting_text = "1 question is" if waiting == 1 else f"{waiting:,} questions are"
+        raise QueueFullError(f"The service is busy: {waiting_text} waiting. Please try again in a few minutes.")
+
+
+class QuestionRateLimitedError(QuestionRejectedError):
+    """This person has asked `VERIMED_QUESTIONS_PER_HOUR` questions in the last hour; others are unaffected."""
+
+    http_status = 429
+
+    def __init__(self, message: str, *, retry_after_seconds: int) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+
+def _rate_check(user: AbstractBaseUser | AnonymousUser | None) -> None:
+    per_hour = settings.VERIMED_QUESTIONS_PER_HOUR
+    if not per_hour or not isinstance(user, User):  # 0 turns it off; command-line questions have no user
+        return
+    now = timezone.now()
+    again = question_ask_again_at(user_id=user.pk, per_hour=per_hour, now=now)
+    if again is not None:
+        wait = max(1, math.ceil((again - now).total_seconds()))
+        raise QuestionRateLimitedError(
+            f"You have asked {per_hour} questions in the last hour, the most allowed. You can ask again at "
+            f"{again:%H:%M} UTC (in {math.ceil(wait / 60)} min).",
+            retry_after_seconds=wait,
+        )
 
 
 def question_validate(*, text: str) -> str:
@@ -53,6 +101,9 @@ def question_create(
 ) -> Question:
     """Store a question with the settings it will be answered with; the site's defaults fill what is not given."""
     cleaned = question_validate(text=text)
+    _rate_check(user)
+    if enqueue:
+        _queue_check()
     pipeline = default_pipeline_settings()
     if filters is not None:
         pipeline = pipeline.model_copy(update={"filters": filters})
@@ -64,10 +115,31 @@ def question_create(
         settings=pipeline.model_dump(mode="json"),
     )
     if enqueue:
-        from webapp.qa.tasks import question_pipeline
-
-        transaction.on_commit(lambda: question_pipeline(question.pk).apply_async())
+        transaction.on_commit(lambda: question_enqueue(question_id=question.pk))
     return question
+
+
+# A broker that is down must not hang the request that asked: publishing tries a few times, briefly, then gives up.
+_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 1.0}
+
+
+def question_enqueue(*, question_id: int) -> bool:
+    """Hand the question to the workers. If the broker cannot take it, the question fails with a reason the page
+    shows, instead of waiting forever in "queued" (or the request failing with a 500)."""
+    from kombu.exceptions import OperationalError
+
+    from webapp.qa.tasks import question_pipeline
+
+    try:
+        question_pipeline(question_id).apply_async(retry=True, retry_policy=_PUBLISH_RETRY_POLICY)
+    except (OperationalError, ConnectionError, OSError) as exc:
+        logger.warning("question %s could not be queued: %s", question_id, exc)
+        question_fail(
+            question_id=question_id,
+            reason="The task queue is unreachable, so the question could not be started. Please try again shortly.",
+        )
+        return False
+    return True
 
 
 def _pipeline(question: Question) -> PipelineSettings:

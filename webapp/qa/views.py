@@ -25,6 +25,7 @@ HISTORY_PAGE_SIZE = 20
 @role_required(RESEARCHER)
 def ask(request: HttpRequest) -> HttpResponse:
     error = ""
+    error_status = 400
     text = ""
     form = SearchSettingsForm(request.POST if request.method == "POST" else None)
     if request.method == "POST":
@@ -34,14 +35,18 @@ def ask(request: HttpRequest) -> HttpResponse:
         except services.QuestionRejectedError as exc:
             error = str(exc)
         if form.is_valid() and not error:
-            question = services.question_create(
-                text=text, user=request.user, filters=form.filter_settings, retrieval=form.retrieval_settings
-            )
-            return redirect("question", question_id=question.pk)
+            try:
+                question = services.question_create(
+                    text=text, user=request.user, filters=form.filter_settings, retrieval=form.retrieval_settings
+                )
+            except services.QuestionRejectedError as exc:  # e.g. the queue is full (503)
+                error, error_status = str(exc), exc.http_status
+            else:
+                return redirect("question", question_id=question.pk)
     own = selectors.questions_history(visible=questions_visible(user=request.user), user_id=request.user.pk)
     recent = list(own[:10])
     context = {"error": error, "text": text, "recent": recent, "form": form}
-    return render(request, "qa/ask.html", context, status=400 if error or form.errors else 200)
+    return render(request, "qa/ask.html", context, status=error_status if error or form.errors else 200)
 
 
 def viewable_question(request: HttpRequest, question_id: int) -> Question:

@@ -1,0 +1,32 @@
+"""How busy the workers are: the questions waiting or running, and where a queued question stands among them."""
+
+from __future__ import annotations
+
+from django.db.models import Q
+
+from webapp.qa.models import Question
+
+# Every status a question passes through before it is finished; a question in any of them holds a worker or waits
+# for one.
+UNFINISHED = (
+    Question.Status.QUEUED,
+    Question.Status.RETRIEVING,
+    Question.Status.GENERATING,
+    Question.Status.VERIFYING,
+)
+
+
+def questions_unfinished_count() -> int:
+    """Questions queued or running; one COUNT on the (status, created_at) index."""
+    return Question.objects.filter(status__in=UNFINISHED).count()
+
+
+def question_queue_position(*, question: Question) -> int | None:
+    """1 for the next question a worker takes: one plus the unfinished questions asked before this one (running
+    ones included, since they hold the workers it waits for). None once it is no longer queued.
+
+    Ties on `created_at` are broken by id, so two questions stored in the same microsecond never share a place."""
+    if question.status != Question.Status.QUEUED:
+        return None
+    earlier = Q(created_at__lt=question.created_at) | Q(created_at=question.created_at, pk__lt=question.pk)
+    return Question.objects.filter(earlier, status__in=UNFINISHED).count() + 1
