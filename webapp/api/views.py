@@ -25,12 +25,12 @@ from rest_framework.views import APIView
 from webapp.accounts.roles import AnyUser
 from webapp.api import serializers
 from webapp.api.permissions import IsResearcher
-from webapp.api.selectors import flags_visible
 from webapp.corpus.models import Article
 from webapp.qa import selectors, services
 from webapp.qa.access import question_cancellable, question_viewable, questions_visible
 from webapp.qa.models import Question
 from webapp.review.models import Flag
+from webapp.review.selectors import flags_visible
 from webapp.review.services import FlagRejectedError, flag_create
 
 _MISSING_QUESTION = OpenApiResponse(

@@ -1,4 +1,4 @@
-"""Read-side of the review queue: filtered flags, one flag with the abstracts it is about, agreement figures."""
+"""Read-side of flags: who sees which, the filtered queue, one flag with the abstracts it is about, agreement."""
 
 from __future__ import annotations
 
@@ -9,10 +9,21 @@ from datetime import date
 from django.db.models import Count, F, Q, QuerySet
 
 from verifier.sentences import split_sentences
+from webapp.accounts.roles import REVIEWER, AnyUser, user_has_role
 from webapp.corpus.models import Article
 from webapp.review.models import Flag
 
 ANY_STATUS = "all"
+
+
+def flags_visible(*, user: AnyUser) -> QuerySet[Flag]:
+    """Reviewers and admins see every flag, to work the queue; anyone else sees the flags they raised."""
+    flags = Flag.objects.select_related("sentence", "flagged_by", "resolved_by").order_by("-created_at", "-pk")
+    if user_has_role(user, REVIEWER):
+        return flags
+    if not user.is_authenticated:
+        return flags.none()
+    return flags.filter(flagged_by_id=user.pk)
 
 
 @dataclass(frozen=True)
