@@ -1,4 +1,5 @@
-"""Many researchers asking at once against a running site: answered, refused cleanly, failed, lost; page latency.
+"""Many researchers asking at once against a running site: answered, refused cleanly, failed or still unfinished at
+the time bound; page latency while the workers are busy.
 
     make run                                     # or the production profile: anything serving the site on loopback
     .venv/bin/python benchmarks/load.py --url http://127.0.0.1:8000 --users 20 --timeout 900
@@ -67,8 +68,9 @@ def percentile(values: list[float], pct: float) -> float | None:
 
 @dataclass
 class Outcome:
-    """One user's question: `answered`, `refused` (the site said no, with a message), `failed` or `lost` (created
-    but not finished by the deadline: should never happen)."""
+    """One user's question: `answered`, `refused` (the site said no, with a message), `failed`, or `unfinished`:
+    created, but still queued or running when the `--timeout` bound ended (`last_status` says where it was). An
+    unfinished question is not lost; a longer bound or a look at the site afterwards tells whether it finished."""
 
     user: str
     result: str = "failed"
@@ -76,6 +78,7 @@ class Outcome:
     http_status: int | None = None
     message: str = ""
     final_status: str = ""
+    last_status: str = ""
     max_queue_position: int | None = None
     asked_at: float = 0.0
     finished_at: float | None = None
@@ -95,7 +98,8 @@ def summarise(outcomes: list[Outcome], samples: list[PageSample], *, started_at:
     busy_until = max(finished, default=started_at)
     busy = [s for s in samples if started_at <= s.started_at <= busy_until]
     idle = [s.ms for s in samples if s.started_at < started_at]
-    counts = {kind: sum(1 for o in outcomes if o.result == kind) for kind in ("answered", "refused", "failed", "lost")}
+    kinds = ("answered", "refused", "failed", "unfinished")
+    counts = {kind: sum(1 for o in outcomes if o.result == kind) for kind in kinds}
     minutes = (busy_until - started_at) / 60
     positions = [o.max_queue_position for o in outcomes if o.max_queue_position is not None]
     return {
@@ -104,6 +108,10 @@ def summarise(outcomes: list[Outcome], samples: list[PageSample], *, started_at:
         "created": sum(1 for o in outcomes if o.question_id is not None),
         "refusal_messages": sorted({o.message for o in outcomes if o.result == "refused"}),
         "failure_messages": sorted({o.message for o in outcomes if o.result == "failed"}),
+        "unfinished_by_status": {
+            status: sum(1 for o in outcomes if o.result == "unfinished" and o.last_status == status)
+            for status in sorted({o.last_status for o in outcomes if o.result == "unfinished"})
+        },
         "busy_seconds": round(busy_until - started_at, 1),
         "questions_per_minute": round(counts["answered"] / minutes, 2) if minutes > 0 else None,
         "max_queue_position": max(positions, default=None),
@@ -175,13 +183,14 @@ def ask_and_follow(browser: Browser, outcome: Outcome, question: str, *, go: thr
         outcome.result = "refused" if response.status_code in (429, 503) else "failed"
         return
     outcome.question_id = int(created.group(1))
-    outcome.result = "lost"  # until the question is seen finished
+    outcome.result = "unfinished"  # until the question is seen finished
     while time.time() < deadline:
         try:
             data = browser.request("GET", f"/questions/{outcome.question_id}.json").json()
         except Exception:  # a slow or failed poll is retried until the deadline
             time.sleep(poll_seconds)
             continue
+        outcome.last_status = data["status"]
         position = data.get("queue_position")
         if position is not None:
             outcome.max_queue_position = max(position, outcome.max_queue_position or 0)

@@ -186,9 +186,11 @@
     showStages(data.status);
     view.dataset.status = data.status;
     statusEl.textContent = data.status === "failed" ? "Failed: " + data.error : STATUS_TEXT[data.status] || data.status;
-    if (data.status === "queued" && data.queue_position > 1) {
+    // Retrieved questions wait for the model with the status "retrieving"; the place in line says so.
+    if ((data.status === "queued" || data.status === "retrieving") && data.queue_position > 1) {
       const ahead = data.queue_position - 1;
-      statusEl.textContent = "Queued: " + ahead + (ahead === 1 ? " question" : " questions") + " ahead of yours…";
+      const waiting = data.status === "queued" ? "Queued: " : "Sources found; waiting for the model: ";
+      statusEl.textContent = waiting + ahead + (ahead === 1 ? " question" : " questions") + " ahead of yours…";
     }
     statusEl.classList.toggle("failed", data.status === "failed");
     if (data.sentences.length) {
@@ -206,7 +208,7 @@
       cancelForm.hidden = true;
     }
     document.getElementById("verified-by").textContent = data.models.verifier
-      ? "Verdicts by " + data.models.verifier + "; answer by " + data.models.generator + "."
+      ? "Verdicts by " + data.models.verifier + (data.models.generator ? "; answer by " + data.models.generator : "") + "."
       : "";
     document.getElementById("timings").textContent = JSON.stringify(
       { timings_ms: data.timings_ms, models: data.models }, null, 2);

@@ -58,7 +58,9 @@ def test_the_summary_counts_outcomes_and_times_only_the_busy_window() -> None:
         Outcome(user="b", result="answered", question_id=2, asked_at=t0, finished_at=t0 + 120, max_queue_position=1),
         Outcome(user="c", result="refused", http_status=503, message="The service is busy: 2 questions are waiting."),
         Outcome(user="d", result="failed", question_id=3, finished_at=t0 + 30, message="LLM down"),
-        Outcome(user="e", result="lost", question_id=4),
+        Outcome(user="e", result="unfinished", question_id=4, last_status="generating"),
+        Outcome(user="f", result="unfinished", question_id=5, last_status="retrieving"),
+        Outcome(user="g", result="unfinished", question_id=6, last_status="generating"),
     ]
     samples = [
         PageSample("ask", t0 - 5, 5000.0, 200),  # idle, before the questions: not a busy figure
@@ -67,10 +69,11 @@ def test_the_summary_counts_outcomes_and_times_only_the_busy_window() -> None:
         PageSample("ask", t0 + 500, 9000.0, 200),  # after the last answer: not busy either
     ]
     summary = summarise(outcomes, samples, started_at=t0)
-    assert (summary["asked"], summary["answered"], summary["refused"], summary["failed"], summary["lost"]) == (
-        5, 2, 1, 1, 1,
+    assert (summary["asked"], summary["answered"], summary["refused"], summary["failed"], summary["unfinished"]) == (
+        7, 2, 1, 1, 3,
     )  # fmt: skip
-    assert summary["created"] == 4
+    assert summary["unfinished_by_status"] == {"generating": 2, "retrieving": 1}
+    assert summary["created"] == 6
     assert summary["refusal_messages"] == ["The service is busy: 2 questions are waiting."]
     assert summary["busy_seconds"] == 120.0
     assert summary["questions_per_minute"] == 1.0

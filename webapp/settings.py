@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -46,6 +47,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "csp",
+    "axes",
     "webapp.accounts",
     "webapp.corpus",
     "webapp.qa",
@@ -64,6 +66,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it turns a sign-in its backend refused into the locked-out page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "webapp.urls"
@@ -100,6 +104,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# Axes first: it refuses a locked-out username+address before the password is even checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -129,15 +135,35 @@ SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=31_536_000 if VERIMED_PRODUCTION else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=VERIMED_PRODUCTION)
 SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=VERIMED_PRODUCTION)
-SECURE_PROXY_SSL_HEADER = (
-    ("HTTP_X_FORWARDED_PROTO", "https") if env.bool("DJANGO_BEHIND_TLS_PROXY", default=VERIMED_PRODUCTION) else None
-)
+BEHIND_TLS_PROXY = env.bool("DJANGO_BEHIND_TLS_PROXY", default=VERIMED_PRODUCTION)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 SESSION_COOKIE_HTTPONLY = env.bool("DJANGO_SESSION_COOKIE_HTTPONLY", default=True)
 SESSION_COOKIE_SAMESITE = env.str("DJANGO_SESSION_COOKIE_SAMESITE", default="Lax")
 SECURE_CONTENT_TYPE_NOSNIFF = env.bool("DJANGO_SECURE_CONTENT_TYPE_NOSNIFF", default=True)
 SECURE_REFERRER_POLICY = env.str("DJANGO_SECURE_REFERRER_POLICY", default="same-origin")
 X_FRAME_OPTIONS = env.str("DJANGO_X_FRAME_OPTIONS", default="DENY")
+
+# --- Sign-in attempts (django-axes) ---------------------------------------------------------------------------
+# After VERIMED_LOGIN_FAILURE_LIMIT wrong passwords for one username from one address, that pair is refused (429,
+# the page and the API token exchange alike) until VERIMED_LOGIN_COOLOFF_MINUTES pass without another try. Keyed by
+# the pair, so a guesser cannot lock a person out from everywhere, nor one address lock out everyone behind it.
+# Failures are rows in the database (axes' own tables), shared by every web process. 0 turns the limit off.
+VERIMED_LOGIN_FAILURE_LIMIT = env.int("VERIMED_LOGIN_FAILURE_LIMIT", default=5)
+AXES_ENABLED = VERIMED_LOGIN_FAILURE_LIMIT > 0
+AXES_FAILURE_LIMIT = VERIMED_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("VERIMED_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True  # the limit is on failures in a row, not on a day's typos
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Behind the proxy every request comes from the proxy's address: the client's is in X-Forwarded-For. Without one,
+# that header is the client's own words, so only the socket's address counts.
+AXES_CLIENT_IP_CALLABLE = (
+    "webapp.accounts.client_address.forwarded_client_address"
+    if BEHIND_TLS_PROXY
+    else "webapp.accounts.client_address.socket_client_address"
+)
 
 # --- Content-Security-Policy ----------------------------------------------------------------------------------
 # Every response carries it (django-csp). Only the site's own files may run or style anything: no inline scripts,

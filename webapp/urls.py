@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from webapp.ops.health import healthz
@@ -10,7 +11,12 @@ from webapp.ops.health import healthz
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
-    path("accounts/", include("django.contrib.auth.urls")),
+    # Django's sign-in and password-change pages, under its own names, but not its password-reset ones: the site
+    # sends no mail, so a reset link could never arrive.
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/password_change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    path("accounts/password_change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("api/", include("webapp.api.urls")),
     path("review/", include("webapp.review.urls")),
     path("index/", include("webapp.corpus.urls")),

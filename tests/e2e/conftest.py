@@ -1,4 +1,5 @@
-"""The whole embedded stack, started the way `make run` starts it: site, Celery worker and LLM server processes."""
+"""The whole stack, started the way `make run` starts it (site, Celery worker and LLM server processes), once on the
+embedded default and once on the production profile's engines (profiles.py): every browser test runs on both."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from django.conf import settings
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from tests.e2e.profiles import PROFILES, profile_env
 from tests.support import REPO, TEST_LLM_MODEL, free_port, shared_data_dir
 
 # Two BioASQ dev questions; their gold abstracts plus some others form the test corpus.
@@ -36,8 +38,31 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+# An abstract written to attack the page: every field a page shows carries markup, handlers and javascript: links.
+# Its made-up drug name makes it the top hit for HOSTILE_QUESTION on either profile.
+HOSTILE_PMID = "99000001"
+HOSTILE_MARKUP = (
+    '<script>alert("script")</script><img src=x onerror="alert(\'img\')">'
+    '[read more](javascript:alert("link")) <a href="javascript:alert(\'a\')">here</a>'
+)
+HOSTILE_ARTICLE = {
+    "pmid": HOSTILE_PMID,
+    "title": f"Zorvistatin lowers blood pressure {HOSTILE_MARKUP}",
+    "abstract": (
+        f"Zorvistatin lowered systolic blood pressure by 12 mmHg in 300 adults with hypertension. {HOSTILE_MARKUP} "
+        "Zorvistatin was well tolerated over 24 weeks."
+    ),
+    "journal": "J Hypertens <svg onload=\"alert('journal')\">",
+    "year": 2021,
+    "authors": ['Doe J<script>alert("author")</script>'],
+    "doi": "javascript:alert('doi')",
+}
+HOSTILE_QUESTION = "Does zorvistatin lower blood pressure?"
+
+
 @dataclass(frozen=True)
 class RunningStack:
+    profile: str
     url: str
     env: dict[str, str]
     var_dir: Path
@@ -63,12 +88,19 @@ def _write_corpus(target: Path) -> dict[str, list[str]]:
             if pmid in wanted or others < OTHER_ABSTRACTS:
                 others += pmid not in wanted
                 out.write(line)
+        out.write(json.dumps(HOSTILE_ARTICLE) + "\n")
     return gold
 
 
-@pytest.fixture(scope="session")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
-    var_dir = tmp_path_factory.mktemp("stack")
+@pytest.fixture(scope="session", params=PROFILES)
+def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
+    profile: str = request.param
+    var_dir = tmp_path_factory.mktemp(f"stack-{profile}")
+    with profile_env(profile, var_dir) as profile_vars:
+        yield from _started_stack(profile, var_dir, profile_vars)
+
+
+def _started_stack(profile: str, var_dir: Path, profile_vars: dict[str, str]) -> Iterator[RunningStack]:
     corpus = var_dir / "corpus.jsonl"
     gold = _write_corpus(corpus)
     port = free_port()
@@ -79,8 +111,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
         "VERIMED_MODEL_CACHE": str(settings.VERIMED_MODEL_CACHE),
         "VERIMED_LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",
         "VERIMED_LLM_MODEL": TEST_LLM_MODEL,
+        **profile_vars,
     }
-    running = RunningStack(url=f"http://127.0.0.1:{port}", env=env, var_dir=var_dir, gold_pmids=gold)
+    running = RunningStack(profile=profile, url=f"http://127.0.0.1:{port}", env=env, var_dir=var_dir, gold_pmids=gold)
     pubmed_xml = shared_data_dir() / "pubmed" / "xml" / "pubmed-29768149.xml"
     # The same preparation `make run` does, on a small corpus.
     for command in (
@@ -96,8 +129,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
         logs = "\n".join(f"--- {log.name}\n{log.read_text()[-2000:]}" for log in (var_dir / "log").glob("*.log"))
         running.manage("stack", "stop")
         raise RuntimeError(f"stack did not start: {started.stderr}\n{logs}")
-    yield running
-    running.manage("stack", "stop")
+    try:
+        yield running
+    finally:
+        running.manage("stack", "stop")
 
 
 ARTIFACTS = REPO / "test-artifacts"

@@ -1,16 +1,29 @@
-"""In headless Chromium: hostile text stays inert, tokens reach the page fast, and Stop ends an answer.
+"""In headless Chromium: hostile text (in questions, abstracts and model output) stays inert, tokens reach the page
+fast, and Stop ends an answer.
 
 The full ask → evidence → flag → review flow is in test_flows.py."""
 
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import ARTIFACTS, QUESTIONS, RunningStack, shot, sign_in
+from tests.e2e.conftest import (
+    ARTIFACTS,
+    HOSTILE_ARTICLE,
+    HOSTILE_MARKUP,
+    HOSTILE_PMID,
+    HOSTILE_QUESTION,
+    QUESTIONS,
+    USERS,
+    RunningStack,
+    shot,
+    sign_in,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -29,6 +42,111 @@ def test_hostile_question_text_is_shown_inert(stack: RunningStack, page: Page) -
     page.wait_for_timeout(1500)
     assert alerts == []
     assert page.locator("#question-view img").count() == 0
+    _stop(page)
+
+
+# Anything the hostile text could have turned into, had it reached the page as markup.
+INJECTED = ", ".join(
+    [*(f"#question-view {tag}" for tag in ("img", "svg", "script", "iframe", "b")), "a[href^='javascript:']"]
+)
+
+
+def _watch_alerts(page: Page) -> list[str]:
+    alerts: list[str] = []
+    page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
+    return alerts
+
+
+def _assert_inert(page: Page, alerts: list[str]) -> None:
+    page.wait_for_timeout(500)  # an onerror handler fires once the broken image has failed to load
+    assert alerts == [], f"hostile text ran: {alerts}"
+    assert page.locator(INJECTED).count() == 0, page.locator("#question-view").inner_html()[:3000]
+
+
+def _stop(page: Page) -> None:
+    """Stop the question if it is still being answered, so the next test does not wait behind it for the worker."""
+    stop = page.get_by_role("button", name="Stop")
+    if stop.is_visible():
+        stop.click()
+        # The generation checks for Stop between tokens: while the model still reads its prompt, that takes a while.
+        expect(page.locator("#question-view")).to_have_attribute("data-status", "cancelled", timeout=240_000)
+
+
+def test_hostile_abstract_is_shown_inert(stack: RunningStack, page: Page) -> None:
+    """The real pipeline retrieves an abstract whose title, text, journal, author and DOI carry markup. The sources
+    are listed once retrieval is done; the answer being written meanwhile is not what this test is about."""
+    alerts = _watch_alerts(page)
+    sign_in(page, stack, "researcher")
+    page.get_by_label("Your biomedical question").fill(HOSTILE_QUESTION)
+    page.get_by_role("button", name="Ask").click()
+
+    source = page.locator("#sources li.source").filter(has_text="Zorvistatin lowers blood pressure")
+    expect(source).to_have_count(1, timeout=240_000)
+    expect(source.locator("button.link-button")).to_have_text(HOSTILE_ARTICLE["title"])
+    expect(source).to_contain_text(HOSTILE_ARTICLE["authors"][0])
+    # A DOI of "javascript:…" becomes a path on doi.org, never a link that runs.
+    doi = source.get_by_role("link", name=re.compile("^DOI "))
+    assert (doi.get_attribute("href") or "").startswith("https://doi.org/javascript")
+    source.locator("button.link-button").click()
+    dialog = page.locator("#abstract-dialog")
+    expect(dialog.locator("#abstract-body")).to_have_text(HOSTILE_ARTICLE["abstract"])
+    expect(dialog.locator("#abstract-meta")).to_contain_text(HOSTILE_ARTICLE["journal"])
+    shot(page, f"hostile-abstract-{stack.profile}")
+    _assert_inert(page, alerts)
+    page.keyboard.press("Escape")
+    _stop(page)
+
+
+# Model output is whatever the LLM wrote: here it is written into the question as the generation stage would, and
+# the real verify stage (on the stack's worker) splits, parses and verifies it before the page shows it.
+HOSTILE_ANSWER_SCRIPT = """
+from django.contrib.auth.models import User
+from webapp.qa.models import Question, RetrievedDocument
+from webapp.qa.services import question_create
+from webapp.qa.tasks import question_verify_task
+answer = {answer!r}
+question = question_create(text="What does zorvistatin do?", user=User.objects.get(username={user!r}), enqueue=False)
+Question.objects.filter(pk=question.pk).update(
+    status="generating", answer_text=answer, answer_raw=answer, context={{"given": [{pmid!r}]}}
+)
+RetrievedDocument.objects.create(question=question, rank=1, pmid={pmid!r}, score=1.0, lexical_score=1.0,
+                                 semantic_score=1.0)
+question_verify_task.delay(question.pk)
+print(question.pk)
+"""
+
+
+def test_hostile_model_output_is_shown_inert(stack: RunningStack, page: Page) -> None:
+    answer = (
+        f"Zorvistatin lowered systolic blood pressure by 12 mmHg {HOSTILE_MARKUP} (PUBMED:{HOSTILE_PMID}). "
+        f"It was well tolerated <b onmouseover=\"alert('b')\">for weeks</b> (PUBMED:{HOSTILE_PMID})."
+    )
+    made = stack.manage(
+        "shell", "-c", HOSTILE_ANSWER_SCRIPT.format(answer=answer, user=USERS["researcher"], pmid=HOSTILE_PMID)
+    )
+    assert made.returncode == 0, made.stderr[-3000:]
+    question_id = int(made.stdout.split()[-1])
+
+    alerts = _watch_alerts(page)
+    sign_in(page, stack, "researcher")
+    page.goto(f"{stack.url}/questions/{question_id}/")
+    expect(page.locator("#question-view")).to_have_attribute("data-status", "done", timeout=120_000)
+    sentences = page.locator("#answer .sentence")
+    expect(sentences).to_have_count(2)
+    expect(sentences.first).to_contain_text(HOSTILE_MARKUP)
+    expect(sentences.nth(1)).to_contain_text("<b onmouseover=\"alert('b')\">for weeks</b>")
+    expect(page.locator("#answer button.chip")).to_have_count(2)
+    sentences.nth(1).hover()
+    sentences.first.get_by_role("button", name=re.compile("Details")).click()
+    panel = page.locator("#sentence-panel")
+    expect(panel).to_be_visible()
+    shot(page, f"hostile-model-output-{stack.profile}")
+    _assert_inert(page, alerts)
+
+    # The history lists the answer's text too.
+    page.goto(f"{stack.url}/history/?q=zorvistatin")
+    expect(page.locator("main")).to_contain_text("What does zorvistatin do?")
+    _assert_inert(page, alerts)
 
 
 WATCH_FIRST_TEXT = """() => {

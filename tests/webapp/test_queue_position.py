@@ -46,12 +46,20 @@ def test_queued_questions_are_numbered_by_age_counting_the_running_ones_ahead() 
     assert question_queue_position(question=second) == 4
 
 
-def test_the_next_question_is_number_one_and_a_started_one_has_no_place() -> None:
+def test_the_next_question_is_number_one_and_one_being_answered_has_no_place() -> None:
     alone = _asked(Question.Status.QUEUED, minutes_ago=1)
     assert question_queue_position(question=alone) == 1
-    Question.objects.filter(pk=alone.pk).update(status=Question.Status.RETRIEVING)
-    alone.refresh_from_db()
-    assert question_queue_position(question=alone) is None
+    for status in (Question.Status.GENERATING, Question.Status.VERIFYING, Question.Status.DONE):
+        Question.objects.filter(pk=alone.pk).update(status=status)
+        alone.refresh_from_db()
+        assert question_queue_position(question=alone) is None
+
+
+def test_a_retrieved_question_keeps_its_place_while_it_waits_for_the_model() -> None:
+    _asked(Question.Status.GENERATING, minutes_ago=3)
+    _asked(Question.Status.RETRIEVING, minutes_ago=2)  # retrieved, waiting for the model too
+    waiting = _asked(Question.Status.RETRIEVING, minutes_ago=1)
+    assert question_queue_position(question=waiting) == 3
 
 
 def test_questions_asked_in_the_same_instant_get_distinct_places() -> None:

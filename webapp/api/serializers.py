@@ -183,8 +183,8 @@ class QuestionDetailSerializer(serializers.Serializer):
     queue_position = serializers.IntegerField(
         allow_null=True,
         min_value=1,
-        help_text="While queued: 1 when a worker takes it next, else one plus the questions queued or running "
-        "that were asked before it. Null once it is no longer queued.",
+        help_text="Until its answer starts being written (queued, or retrieved and waiting for the model): 1 when it "
+        "is next, else one plus the questions queued or running that were asked before it. Null after that.",
     )
     error = serializers.CharField(allow_blank=True)
     answer = serializers.CharField(allow_blank=True, help_text="Grows while the model writes.")

@@ -13,6 +13,7 @@ from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers as drf_serializers
 from rest_framework import status
+from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
@@ -22,6 +23,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from webapp.accounts import sign_in_limit
 from webapp.accounts.roles import AnyUser
 from webapp.api import serializers
 from webapp.api.permissions import IsResearcher
@@ -61,14 +63,38 @@ def _viewable_question(user: AnyUser, question_id: int) -> Question:
         description="Send the token on every other call as the header `Authorization: Token <token>`. "
         "The same token is returned until it is deleted; `manage.py api_token USERNAME` prints it too.",
         request=AuthTokenSerializer,
-        responses={200: serializers.TokenSerializer, 400: _INVALID},
+        responses={
+            200: serializers.TokenSerializer,
+            400: _INVALID,
+            429: OpenApiResponse(
+                serializers.DetailSerializer,
+                description="`VERIMED_LOGIN_FAILURE_LIMIT` failed sign-ins in a row for this username from this "
+                "address (the site's sign-in page counts too); `Retry-After` says how many seconds to wait. "
+                "Any try before then starts the wait again.",
+            ),
+        },
     )
 )
 class TokenView(ObtainAuthToken):
     """DRF's token exchange. It reads no credentials but the posted ones, so a browser's session cookie plays
-    no part (and no CSRF token is asked for)."""
+    no part (and no CSRF token is asked for). Wrong passwords count towards the sign-in limit."""
 
     authentication_classes = ()
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        credentials = self.get_serializer(data=request.data)
+        if not credentials.is_valid():
+            # A locked-out username and address get the same "wrong credentials" from `authenticate` (the right
+            # password too: it is never checked); axes marks the request it was handed.
+            if sign_in_limit.sign_in_locked_out(request):
+                retry_after = {"Retry-After": str(sign_in_limit.cooloff_seconds())}
+                detail = {"detail": sign_in_limit.locked_out_message()}
+                return Response(detail, status=status.HTTP_429_TOO_MANY_REQUESTS, headers=retry_after)
+            raise ValidationError(credentials.errors)
+        user = credentials.validated_data["user"]
+        sign_in_limit.sign_in_succeeded(request, user)
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key})
 
 
 # DRF answers 401 when no credentials came (or bad ones), 403 when the caller lacks the role.

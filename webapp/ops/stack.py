@@ -156,7 +156,8 @@ def services(
                 "--access-logfile",
                 "-",
             ],
-            ready=http_ok(f"http://{host}:{port}/"),
+            # /healthz answers plain http even where VERIMED_PRODUCTION redirects every other page to https.
+            ready=http_ok(f"http://{host}:{port}/healthz"),
             ready_timeout=60,
             listens_on=(host, port),
         )

@@ -21,12 +21,18 @@ def questions_unfinished_count() -> int:
     return Question.objects.filter(status__in=UNFINISHED).count()
 
 
+# A question has a place in line until its answer starts being written. After retrieval (about 100 ms) it keeps
+# the status "retrieving" while its generation task waits for the LLM worker, and that wait is most of the queueing
+# under load: the model writes one answer at a time per worker.
+WAITING = (Question.Status.QUEUED, Question.Status.RETRIEVING)
+
+
 def question_queue_position(*, question: Question) -> int | None:
-    """1 for the next question a worker takes: one plus the unfinished questions asked before this one (running
-    ones included, since they hold the workers it waits for). None once it is no longer queued.
+    """1 when it is next: one plus the unfinished questions asked before this one (running ones included, since they
+    hold the workers it waits for). None once its answer is being written, or it has ended.
 
     Ties on `created_at` are broken by id, so two questions stored in the same microsecond never share a place."""
-    if question.status != Question.Status.QUEUED:
+    if question.status not in WAITING:
         return None
     earlier = Q(created_at__lt=question.created_at) | Q(created_at=question.created_at, pk__lt=question.pk)
     return Question.objects.filter(earlier, status__in=UNFINISHED).count() + 1
