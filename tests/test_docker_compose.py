@@ -11,6 +11,8 @@ from django.conf import settings
 
 from tests.support import REPO
 from webapp.celery import app as celery_app
+from webapp.corpus.engines import ALL_ENGINES, engines_for_queues
+from webapp.ops.stack import worker_queues
 
 SETTINGS_SOURCE = (REPO / "webapp" / "settings.py").read_text()
 WORKERS = {"worker-ingest": "ingest", "worker-embed": "embed", "worker-llm": "llm", "worker-verify": "verify"}
@@ -186,3 +188,14 @@ def test_env_example_lists_every_variable_the_settings_read() -> None:
 
     assert {"DJANGO_SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "VERIMED_UPDATES_SYNC_HOUR"} <= read
     assert not read - _env_example_names(), f"add {sorted(read - _env_example_names())} to .env.example"
+
+
+def test_each_worker_warms_only_the_engines_its_queues_use(compose: dict[str, Any]) -> None:
+    warmed = {name: engines_for_queues(_queues(compose["services"][name]["command"])) for name in WORKERS}
+    assert warmed["worker-verify"] == frozenset()  # verdicts read abstracts from the database, not an index
+    assert warmed["worker-llm"] == ALL_ENGINES  # retrieval embeds the question and searches both indexes
+    assert warmed["worker-embed"] == {"embedder", "vectors"}
+    assert "embedder" not in warmed["worker-ingest"]
+    # The embedded profile's one worker consumes every queue, so it warms everything.
+    every_queue = worker_queues(routes=settings.CELERY_TASK_ROUTES, default_queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+    assert engines_for_queues(every_queue) == ALL_ENGINES

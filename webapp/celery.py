@@ -17,7 +17,8 @@ app.autodiscover_tasks()
 
 @worker_process_init.connect
 def _warm_up_engines(**_: Any) -> None:
-    """Each worker process owns the engines; loading them at start keeps the first question as fast as the rest."""
+    """Each worker process owns the engines its queues use; loading them at start keeps the first question as fast
+    as the rest. The pool process is forked after the worker applied `--queues`, so the app knows them here."""
     from webapp.corpus import engines
 
-    engines.warm_up()
+    engines.warm_up(engines.engines_for_queues(app.amqp.queues.consume_from))

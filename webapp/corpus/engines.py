@@ -7,6 +7,7 @@ when a rebuild switches generation, the next call closes the old engines and ope
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection, Iterable
 from functools import cache
 
 from django.conf import settings
@@ -102,11 +103,31 @@ def embedder_dimension() -> int:
     return model.dimension
 
 
-def warm_up() -> None:
-    """Load the embedder and open both indexes now, so the first question does not pay for it."""
-    embedder().embed(["warm up"])
-    lexical_index().count()
-    vector_index().count()
+# What the tasks routed to each queue (settings.CELERY_TASK_ROUTES) open: storing writes both indexes, embedding
+# needs the model and the vectors, retrieval all three; verification and Celery's own queue need none of them.
+ENGINES_BY_QUEUE: dict[str, frozenset[str]] = {
+    "ingest": frozenset({"lexical", "vectors"}),
+    "embed": frozenset({"embedder", "vectors"}),
+    "llm": frozenset({"embedder", "lexical", "vectors"}),
+}
+ALL_ENGINES = frozenset({"embedder", "lexical", "vectors"})
+
+
+def engines_for_queues(queues: Iterable[str]) -> frozenset[str]:
+    """The engines a worker consuming `queues` will open. A verify worker holds no index (nor, with an embedded
+    vector index, the lock only one process may hold) and no embedding model; an ingest worker does not embed, though
+    opening the vector index still reads the model's dimension."""
+    return frozenset().union(*(ENGINES_BY_QUEUE.get(queue, frozenset()) for queue in queues))
+
+
+def warm_up(parts: Collection[str] = ALL_ENGINES) -> None:
+    """Load the embedder and open the indexes named in `parts` now, so the first task does not pay for it."""
+    if "embedder" in parts:
+        embedder().embed(["warm up"])
+    if "lexical" in parts:
+        lexical_index().count()
+    if "vectors" in parts:
+        vector_index().count()
 
 
 def release_engines() -> None:
