@@ -69,15 +69,15 @@ def percentile(values: list[float], pct: float) -> float | None:
 @dataclass
 class Outcome:
     """One user's question: `answered`, `refused` (the site said no, with a message), `failed`, or `unfinished`:
-    created, but still queued or running when the `--timeout` bound ended (`last_status` says where it was). An
-    unfinished question is not lost; a longer bound or a look at the site afterwards tells whether it finished."""
+    created, but still queued or running when the `--timeout` bound ended. `last_status` is the status its JSON
+    showed last: the final one for a finished question, where it was for an unfinished one. An unfinished question
+    is not lost; a longer bound or a look at the site afterwards tells whether it finished."""
 
     user: str
     result: str = "failed"
     question_id: int | None = None
     http_status: int | None = None
     message: str = ""
-    final_status: str = ""
     last_status: str = ""
     max_queue_position: int | None = None
     asked_at: float = 0.0
@@ -195,7 +195,7 @@ def ask_and_follow(browser: Browser, outcome: Outcome, question: str, *, go: thr
         if position is not None:
             outcome.max_queue_position = max(position, outcome.max_queue_position or 0)
         if data["status"] in FINAL:
-            outcome.final_status, outcome.finished_at = data["status"], time.time()
+            outcome.finished_at = time.time()
             outcome.result = "answered" if data["status"] == "done" else "failed"
             outcome.message = data.get("error", "")
             return

@@ -28,23 +28,6 @@ from tests.e2e.conftest import (
 pytestmark = pytest.mark.e2e
 
 
-def test_hostile_question_text_is_shown_inert(stack: RunningStack, page: Page) -> None:
-    alerts: list[str] = []
-    page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
-    sign_in(page, stack, "researcher")
-    hostile = '<img src=x onerror="alert(1)"> <script>alert(2)</script>'
-    page.get_by_label("Your biomedical question").fill("   ")
-    page.get_by_role("button", name="Ask").click()
-    expect(page.get_by_role("alert")).to_contain_text("Please type a question")
-    page.get_by_label("Your biomedical question").fill(hostile)
-    page.get_by_role("button", name="Ask").click()
-    expect(page.locator("h1.question-text")).to_have_text(hostile)
-    page.wait_for_timeout(1500)
-    assert alerts == []
-    assert page.locator("#question-view img").count() == 0
-    _stop(page)
-
-
 # Anything the hostile text could have turned into, had it reached the page as markup.
 INJECTED = ", ".join(
     [*(f"#question-view {tag}" for tag in ("img", "svg", "script", "iframe", "b")), "a[href^='javascript:']"]
@@ -57,8 +40,8 @@ def _watch_alerts(page: Page) -> list[str]:
     return alerts
 
 
-def _assert_inert(page: Page, alerts: list[str]) -> None:
-    page.wait_for_timeout(500)  # an onerror handler fires once the broken image has failed to load
+def _assert_inert(page: Page, alerts: list[str], *, settle_ms: int = 500) -> None:
+    page.wait_for_timeout(settle_ms)  # an onerror handler fires once the broken image has failed to load
     assert alerts == [], f"hostile text ran: {alerts}"
     assert page.locator(INJECTED).count() == 0, page.locator("#question-view").inner_html()[:3000]
 
@@ -70,6 +53,20 @@ def _stop(page: Page) -> None:
         stop.click()
         # The generation checks for Stop between tokens: while the model still reads its prompt, that takes a while.
         expect(page.locator("#question-view")).to_have_attribute("data-status", "cancelled", timeout=240_000)
+
+
+def test_hostile_question_text_is_shown_inert(stack: RunningStack, page: Page) -> None:
+    alerts = _watch_alerts(page)
+    sign_in(page, stack, "researcher")
+    hostile = '<img src=x onerror="alert(1)"> <script>alert(2)</script>'
+    page.get_by_label("Your biomedical question").fill("   ")
+    page.get_by_role("button", name="Ask").click()
+    expect(page.get_by_role("alert")).to_contain_text("Please type a question")
+    page.get_by_label("Your biomedical question").fill(hostile)
+    page.get_by_role("button", name="Ask").click()
+    expect(page.locator("h1.question-text")).to_have_text(hostile)
+    _assert_inert(page, alerts, settle_ms=1500)
+    _stop(page)
 
 
 def test_hostile_abstract_is_shown_inert(stack: RunningStack, page: Page) -> None:
