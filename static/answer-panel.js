@@ -45,15 +45,31 @@
   const percent = (confidence) => (confidence == null ? "" : Math.round(confidence * 100) + "%");
   const sentenceSpans = () => answerEl.querySelectorAll(".sentence[data-index]");
 
-  function verdictBadge(label, confidence) {
+  // An Unclear verdict's confidence is that of the label the model leans to (`leaning`), below the threshold for
+  // showing it: the badge says so rather than print a bare "confidence" beside "Unclear".
+  function confidenceText(label, confidence, leaning) {
+    const share = percent(confidence);
+    if (label !== "UNCLEAR") return share ? " · confidence " + share : "";
+    if (leaning) return " · leans " + verdictText(leaning)[1] + (share ? ", " + share : "");
+    return " · not confident enough for a verdict" + (share ? " (best " + share + ")" : "");
+  }
+
+  function verdictBadge(label, confidence, leaning) {
     const [icon, text] = verdictText(label);
     const badge = el("span", "panel-verdict verdict-" + label);
     badge.append(el("span", "icon", icon));
     badge.lastChild.setAttribute("aria-hidden", "true");
     badge.append(" " + text);
-    const share = percent(confidence);
-    if (share) badge.append(el("span", "panel-confidence", " · confidence " + share));
+    const detail = confidenceText(label, confidence, leaning);
+    if (detail) badge.append(el("span", "panel-confidence", detail));
     return badge;
+  }
+
+  function evidenceLabel(verdict) {
+    const label = verdict.label === "UNCLEAR" ? verdict.leaning : verdict.label;
+    // For a NO_EVIDENCE verdict these are the sentences the verifier read and found wanting, not evidence.
+    if (label === "NO_EVIDENCE") return "Closest sentences the verifier read:";
+    return verdict.label === "UNCLEAR" ? "Evidence the model leaned on:" : "Evidence from the abstract:";
   }
 
   function citationItem(pmid, sentence, sources, given) {
@@ -64,8 +80,11 @@
     item.append(el("p", "meta", "PMID " + pmid + (source && source.journal ? " · " + source.journal : "") +
       (source && source.year ? ", " + source.year : "")));
     const verdictLine = el("p");
-    verdictLine.append(verdictBadge(verdict.label, verdict.confidence));
+    verdictLine.append(verdictBadge(verdict.label, verdict.confidence, verdict.leaning));
     item.append(verdictLine);
+    if (verdict.label === "UNCLEAR") {
+      item.append(el("p", "meta", "The verifier was not confident enough to show a verdict: read the evidence yourself."));
+    }
     const linkable = given.has(pmid) && verdict.label !== "NO_REFERENCE";
     if (!linkable) {
       item.append(el("p", "", "This PMID was not among the abstracts the model was given, so nothing checks it."));
@@ -73,9 +92,7 @@
     }
     const evidence = verdict.evidence_text || [];
     if (evidence.length) {
-      // For a NO_EVIDENCE verdict these are the sentences the verifier read and found wanting, not evidence.
-      const label = verdict.label === "NO_EVIDENCE" ? "Closest sentences the verifier read:" : "Evidence from the abstract:";
-      item.append(el("p", "panel-evidence-label", label));
+      item.append(el("p", "panel-evidence-label", evidenceLabel(verdict)));
       evidence.forEach((text) => item.append(el("blockquote", "panel-evidence", text)));
     } else {
       item.append(el("p", "meta", "No sentence of the abstract was marked as evidence."));

@@ -68,7 +68,8 @@
     pmidSelect.replaceChildren(whole);
     (sentence ? sentence.citations : []).forEach((pmid) => {
       const verdict = sentence.verdicts && sentence.verdicts[pmid];
-      const option = el("option", "", "PMID " + pmid + (verdict ? " (" + verdict.label + ")" : ""));
+      const words = verdict && ((window.VeriMed && window.VeriMed.VERDICT_TEXT[verdict.label]) || ["", verdict.label])[1];
+      const option = el("option", "", "PMID " + pmid + (words ? " (" + words + ")" : ""));
       option.value = pmid;
       pmidSelect.append(option);
     });

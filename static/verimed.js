@@ -23,6 +23,7 @@
     SUPPORT: ["✔", "Supported"],
     CONTRADICT: ["✖", "Contradicted"],
     NO_EVIDENCE: ["?", "No evidence"],
+    UNCLEAR: ["~", "Unclear"],
     NO_REFERENCE: ["!", "Not a retrieved paper"],
     UNCITED: ["–", "Uncited"],
   };
@@ -57,7 +58,9 @@
           const verdict = sentence.verdicts[pmid];
           if (!verdict) return pmid;
           const confidence = verdict.confidence == null ? "" : " " + Math.round(verdict.confidence * 100) + "%";
-          return pmid + ": " + verdict.label + confidence;
+          // An Unclear citation's confidence is that of the label the model leans to, so the tooltip names it.
+          const leaning = verdict.label === "UNCLEAR" && verdict.leaning ? " (leans " + verdict.leaning + ")" : "";
+          return pmid + ": " + verdict.label + leaning + confidence;
         })
         .join("; ");
       span.title = label + (details ? " (" + details + ")" : "");

@@ -23,6 +23,7 @@ from transformers import (
 )
 
 from verifier.datasets import DatasetFormatError, normalise_label
+from verifier.decision import DecisionRule
 from verifier.pairs import Classification
 
 
@@ -51,6 +52,7 @@ class CrossEncoderVerifier:
         labels: Sequence[str] | None = None,
         max_length: int = 256,
         batch_size: int = 32,
+        rule: DecisionRule | None = None,
     ) -> None:
         self.model_name = name
         self.tokenizer = tokenizer
@@ -58,6 +60,8 @@ class CrossEncoderVerifier:
         self.labels = checkpoint_labels({int(k): str(v) for k, v in (model.config.id2label or {}).items()}, labels)
         self.max_length = max_length
         self.batch_size = batch_size
+        # A checkpoint without a stored rule (any hub model) keeps the plain argmax in its own label order.
+        self.rule = rule if rule is not None and rule.labels == self.labels else DecisionRule(labels=self.labels)
         # One torch model serves the worker's threads; forward passes are serialised rather than interleaved.
         self._lock = threading.Lock()
 
@@ -65,7 +69,8 @@ class CrossEncoderVerifier:
     def load(
         cls, model: str | Path, *, labels: Sequence[str] | None = None, max_length: int = 256, batch_size: int = 32
     ) -> CrossEncoderVerifier:
-        """A checkpoint by local path or hub id; weights stored in fp16 are run in fp32 (faster on CPU)."""
+        """A checkpoint by local path or hub id, with the decision rule stored beside it (`decision.json`) if any;
+        weights stored in fp16 are run in fp32 (faster on CPU)."""
         name = str(model)
         loaded = AutoModelForSequenceClassification.from_pretrained(name, dtype=torch.float32)
         loaded.eval()
@@ -76,6 +81,7 @@ class CrossEncoderVerifier:
             labels=labels,
             max_length=max_length,
             batch_size=batch_size,
+            rule=DecisionRule.load(name) if Path(name).is_dir() else None,
         )
 
     @property
@@ -105,20 +111,32 @@ class CrossEncoderVerifier:
                 rows.append(torch.cat([pooled, torch.softmax(output.logits.float(), dim=-1)], dim=1).numpy())
         return np.concatenate(rows).astype(np.float32) if rows else np.zeros((0, 0), dtype=np.float32)
 
-    def classify(self, pairs: Sequence[tuple[str, str]]) -> list[Classification]:
-        """Labels for (claim, passage) pairs, in order. Batches are formed by length to pad little."""
+    def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """Raw logits per pair, in order (what the decision rule is fitted on). Batches are formed by length to
+        pad little."""
         order = sorted(range(len(pairs)), key=lambda index: len(pairs[index][0]) + len(pairs[index][1]))
-        results: list[Classification | None] = [None] * len(pairs)
+        result = np.zeros((len(pairs), len(self.labels)), dtype=np.float64)
         with self._lock, torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 batch = order[start : start + self.batch_size]
                 encoded = self._encode([pairs[index] for index in batch])
-                probabilities = torch.softmax(self.model(**encoded).logits.float(), dim=-1).tolist()
-                for index, row in zip(batch, probabilities, strict=True):
-                    best = max(range(len(row)), key=row.__getitem__)
-                    results[index] = Classification(
-                        label=self.labels[best],
-                        confidence=row[best],
-                        probabilities=dict(zip(self.labels, row, strict=True)),
-                    )
-        return [result for result in results if result is not None]
+                result[batch] = self.model(**encoded).logits.float().numpy()
+        return result
+
+    def classify(self, pairs: Sequence[tuple[str, str]]) -> list[Classification]:
+        """Labels for (claim, passage) pairs, in order, through the checkpoint's decision rule."""
+        return classifications(self.rule, self.logits(pairs))
+
+
+def classifications(rule: DecisionRule, logits: np.ndarray) -> list[Classification]:
+    return [
+        Classification(
+            label=decision.label,
+            confidence=decision.confidence,
+            probabilities=decision.probabilities,
+            shown=decision.shown,
+            raw_label=decision.raw_label,
+            raw_probabilities=decision.raw_probabilities,
+        )
+        for decision in (rule.decide(logits) if len(logits) else [])
+    ]

@@ -10,7 +10,9 @@ from typing import Any
 from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 
 from verifier.datasets import LABELS
-from verifier.pairs import PairClassifier
+from verifier.decision import expected_calibration_error
+from verifier.pairs import Classification, PairClassifier
+from verifier.verdicts import UNCLEAR
 
 
 def classification_report(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, object]:
@@ -36,14 +38,50 @@ def classification_report(gold: Sequence[str], predicted: Sequence[str]) -> dict
 
 
 def score_classifier(
-    classifier: PairClassifier, inputs: Sequence[tuple[str, str]], gold: Sequence[str]
+    classifier: PairClassifier,
+    inputs: Sequence[tuple[str, str]],
+    gold: Sequence[str],
+    *,
+    subsets: dict[str, Sequence[bool]] | None = None,
 ) -> dict[str, Any]:
-    """The report for `classifier` on (claim, passage) inputs, with its speed and what it predicted."""
+    """The report for `classifier` on (claim, passage) inputs, with its speed and what it predicted; each of
+    `subsets` (a name and a mask over the inputs) gets the same report from the same predictions under its name."""
     started = time.perf_counter()
-    predicted = [result.label for result in classifier.classify(inputs)]
+    results = classifier.classify(inputs)
     seconds = time.perf_counter() - started
-    return {
-        **classification_report(gold, predicted),
+    threshold = float(getattr(getattr(classifier, "rule", None), "unclear_threshold", 0.0))
+    report = {
+        **results_report(results, gold, threshold=threshold),
         "pairs_per_s": round(len(inputs) / seconds, 2) if seconds else None,
-        "predicted": dict(Counter(predicted)),
+    }
+    for name, mask in (subsets or {}).items():
+        chosen = [index for index, inside in enumerate(mask) if inside]
+        report[name] = results_report([results[i] for i in chosen], [gold[i] for i in chosen], threshold=threshold)
+    return report
+
+
+def results_report(results: Sequence[Classification], gold: Sequence[str], *, threshold: float) -> dict[str, Any]:
+    return {
+        **classification_report(gold, [result.label for result in results]),
+        **confidence_report(results, gold, threshold=threshold),
+        "predicted": dict(Counter(result.label for result in results)),
+    }
+
+
+def confidence_report(results: Sequence[Classification], gold: Sequence[str], *, threshold: float) -> dict[str, Any]:
+    """How far the calibrated confidence can be trusted: expected calibration error over all pairs, and the verdicts
+    a reader would see (not Unclear): their share of the pairs and their accuracy over all three labels. A
+    classifier without probabilities (the LLM judge) has no ECE and shows every verdict."""
+    correct = [result.label == label for result, label in zip(results, gold, strict=True)]
+    confidences = [result.confidence for result in results]
+    shown = [hit for result, hit in zip(results, correct, strict=True) if result.shown_label != UNCLEAR]
+    return {
+        "ece": None
+        if any(value is None for value in confidences)
+        else round(expected_calibration_error([float(v) for v in confidences if v is not None], correct), 4),
+        "shown": {
+            "threshold": threshold,
+            "coverage": round(len(shown) / len(results), 4) if results else 0.0,
+            "precision": round(sum(shown) / len(shown), 4) if shown else 0.0,
+        },
     }

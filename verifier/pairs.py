@@ -15,10 +15,17 @@ def verifier_passage(title: str, sentences: Sequence[str], chosen: Sequence[int]
 
 @dataclass(frozen=True)
 class Classification:
-    label: str
-    confidence: float | None  # the probability of `label`; None for a classifier without probabilities
-    probabilities: dict[str, float]
+    label: str  # the decision rule's label: what the model leans to, even when it is not confident enough to show
+    confidence: float | None  # the calibrated probability of `label`; None for a classifier without probabilities
+    probabilities: dict[str, float]  # calibrated
     raw: str | None = None  # a generative judge's own words
+    shown: str | None = None  # UNCLEAR when the confidence is below the checkpoint's threshold; None: `label`
+    raw_label: str | None = None  # the plain argmax before calibration and the decision rule
+    raw_probabilities: dict[str, float] | None = None  # the plain softmax
+
+    @property
+    def shown_label(self) -> str:
+        return self.shown or self.label
 
 
 class PairClassifier(Protocol):

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -113,6 +114,9 @@ class TrainingConfig:
     threads: int = 2
     train_splits: list[str] = field(default_factory=list)
     dev_splits: list[str] = field(default_factory=list)
+    extra_data: list[str] = field(default_factory=list)  # bioasq, pubmedqa (see verifier.extra_training)
+    counterfactual_fraction: float = 0.0  # share of SUPPORT pairs that also give an edited CONTRADICT one
+    resume_every: int = 100  # steps between resumable checkpoints
 
 
 def _class_weights(labels: Sequence[str]) -> torch.Tensor:
@@ -143,6 +147,58 @@ def _f1s(scores: dict[str, dict[str, object]]) -> str:
     return json.dumps({name: score["macro_f1"] for name, score in scores.items()})
 
 
+RESUME_FILE = "resume.pt"
+
+
+class ResumePoint:
+    """Model, optimiser, schedule and the epoch's batch order every few steps, so a killed run (a session's time
+    limit, a machine taken back) goes on where it stopped instead of starting over. Kept only while training."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self, config: TrainingConfig) -> dict[str, Any] | None:
+        if not self.path.exists():
+            return None
+        state: dict[str, Any] = torch.load(self.path, weights_only=False)
+        if state.get("config") != asdict(config):
+            logger.warning("ignoring %s: it was written with another configuration", self.path)
+            return None
+        return state
+
+    def save(
+        self,
+        config: TrainingConfig,
+        model: torch.nn.Module,
+        optimizer: torch.optim.Optimizer,
+        schedule: Any,
+        rng: random.Random,
+        epoch: int,
+        step: int,
+        batches: list[list[int]] | None,
+        history: list[dict[str, object]],
+        best_score: float,
+    ) -> None:
+        state = {
+            "config": asdict(config),
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "schedule": schedule.state_dict(),
+            "rng": rng.getstate(),
+            "epoch": epoch,
+            "step": step,
+            "batches": batches,
+            "history": history,
+            "best_score": best_score,
+        }
+        partial = self.path.with_suffix(".partial")
+        torch.save(state, partial)
+        partial.replace(self.path)  # atomic: a kill while writing leaves the previous point intact
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
 def train_verifier(
     config: TrainingConfig,
     train: Sequence[Example],
@@ -157,6 +213,7 @@ def train_verifier(
     tokenizer = AutoTokenizer.from_pretrained(config.backbone)
     model = AutoModelForSequenceClassification.from_pretrained(
         config.backbone,
+        dtype=torch.float32,  # a checkpoint stored in fp16 (ours) trains in fp32
         num_labels=len(LABELS),
         id2label=dict(enumerate(LABELS)),
         label2id={label: index for index, label in enumerate(LABELS)},
@@ -179,13 +236,29 @@ def train_verifier(
     )
     loss_function = torch.nn.CrossEntropyLoss(weight=_class_weights([e.label for e in train]))
     output = Path(config.output)
+    output.mkdir(parents=True, exist_ok=True)
+    resume = ResumePoint(output / RESUME_FILE)
     history: list[dict[str, object]] = []
     best_score = -1.0
     started = time.perf_counter()
-    for epoch in range(1, config.epochs + 1):
+    state = resume.load(config)
+    first_epoch, skip_steps, epoch_batches = 1, 0, None
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        schedule.load_state_dict(state["schedule"])
+        rng.setstate(state["rng"])
+        history, best_score = state["history"], state["best_score"]
+        first_epoch, skip_steps, epoch_batches = state["epoch"], state["step"], state["batches"]
+        on_progress(f"resuming at epoch {first_epoch} step {skip_steps}")
+    for epoch in range(first_epoch, config.epochs + 1):
         model.train()
         running = 0.0
-        for step, batch in enumerate(_length_bucketed_batches(lengths, config.batch_size, rng), start=1):
+        batches = epoch_batches or _length_bucketed_batches(lengths, config.batch_size, rng)
+        epoch_batches = None
+        for step, batch in enumerate(batches, start=1):
+            if step <= skip_steps:
+                continue
             encoded = tokenizer(
                 [train[index].claim for index in batch],
                 [train[index].passage for index in batch],
@@ -205,9 +278,12 @@ def train_verifier(
                 elapsed = time.perf_counter() - started
                 on_progress(
                     f"epoch {epoch} step {step}/{steps_per_epoch} loss {running / 50:.3f} "
-                    f"({elapsed / ((epoch - 1) * steps_per_epoch + step):.2f} s/step)"
+                    f"({elapsed / max(1, (epoch - first_epoch) * steps_per_epoch + step - skip_steps):.2f} s/step)"
                 )
                 running = 0.0
+            if step % config.resume_every == 0:
+                resume.save(config, model, optimizer, schedule, rng, epoch, step, batches, history, best_score)
+        skip_steps = 0
         model.eval()
         verifier = CrossEncoderVerifier(tokenizer, model, name=output.name, max_length=config.max_length)
         scores = {name: evaluate_examples(verifier, examples) for name, examples in dev.items()}
@@ -220,6 +296,8 @@ def train_verifier(
             half = {name: tensor.detach().half() for name, tensor in model.state_dict().items()}
             model.save_pretrained(output, state_dict=half)
             tokenizer.save_pretrained(output)
+        resume.save(config, model, optimizer, schedule, rng, epoch + 1, 0, None, history, best_score)
+    resume.clear()
     summary = {
         "config": asdict(config),
         "train_examples": len(train),

@@ -8,7 +8,7 @@ into the abstract so the page highlights exactly them. All pairs of an answer ar
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from verifier.claims import Claim
@@ -38,11 +38,15 @@ class CitedAbstract:
 @dataclass(frozen=True)
 class CitationResult:
     pmid: str
-    label: str
-    confidence: float | None  # None where the classifier gives no probability (the LLM judge)
+    label: str  # what the page shows: SUPPORT, CONTRADICT, NO_EVIDENCE, UNCLEAR or NO_REFERENCE
+    confidence: float | None  # calibrated; None where the classifier gives no probability (the LLM judge)
     evidence: tuple[int, ...] = ()  # sentence indices shown as evidence, best first
     evidence_spans: tuple[tuple[int, int], ...] = ()  # their character offsets into the abstract
     detail: str = ""  # what the classifier said, for audit
+    leaning: str | None = None  # the decision rule's label, kept when `label` is UNCLEAR
+    raw_label: str | None = None  # the plain argmax before calibration and the decision rule
+    probabilities: dict[str, float] = field(default_factory=dict)  # calibrated
+    raw_probabilities: dict[str, float] = field(default_factory=dict)  # the plain softmax
 
 
 @dataclass(frozen=True)
@@ -105,14 +109,19 @@ class AnswerVerifier:
         for item, classification in zip(pending, self.classifier.classify(pairs), strict=True):
             evidence = item.marked
             if not evidence and classification.label in (SUPPORT, CONTRADICT) and item.ranked:
-                evidence = item.ranked[:1]  # a verdict that rests on evidence always shows some
+                # A verdict (or an Unclear leaning) that rests on evidence always shows some.
+                evidence = item.ranked[:1]
             results[item.claim_index][item.citation_index] = CitationResult(
                 pmid=item.pmid,
-                label=classification.label,
+                label=classification.shown_label,
                 confidence=classification.confidence,
                 evidence=tuple(evidence),
                 evidence_spans=tuple((item.spans[i].start, item.spans[i].end) for i in evidence),
                 detail=_detail(classification),
+                leaning=classification.label,
+                raw_label=classification.raw_label or classification.label,
+                probabilities=dict(classification.probabilities),
+                raw_probabilities=dict(classification.raw_probabilities or {}),
             )
         sentences = []
         for claim, row in zip(claims, results, strict=True):

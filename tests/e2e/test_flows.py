@@ -19,7 +19,7 @@ from tests.e2e.contrast import AA_NORMAL_TEXT, contrast_ratio
 
 pytestmark = pytest.mark.e2e
 
-VERDICT_CLASSES = ("SUPPORT", "CONTRADICT", "NO_EVIDENCE", "NO_REFERENCE", "UNCITED")
+VERDICT_CLASSES = ("SUPPORT", "CONTRADICT", "NO_EVIDENCE", "UNCLEAR", "NO_REFERENCE", "UNCITED")
 COMMENT = "e2e: the cited abstract does not say this <b>at all</b>"
 
 COLOURS = """(selector) => [...document.querySelectorAll(selector)].map((node) => {
@@ -85,7 +85,8 @@ def test_a_researcher_asks_reads_the_evidence_and_flags_and_a_reviewer_resolves_
     page.keyboard.press("Enter")
     panel = page.locator("#sentence-panel")
     expect(panel).to_be_visible()
-    expect(panel).to_contain_text(re.compile("Supported|Contradicted|No evidence|Not a retrieved paper|Uncited"))
+    verdict_words = "Supported|Contradicted|No evidence|Unclear|Not a retrieved paper|Uncited"
+    expect(panel).to_contain_text(re.compile(verdict_words))
     shot(page, "flow-03-sentence-panel")
     page.keyboard.press("Escape")
     expect(panel).to_be_hidden()

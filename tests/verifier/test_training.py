@@ -6,10 +6,14 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
 from verifier.cross_encoder import CrossEncoderVerifier
 from verifier.datasets import ClaimDocumentPair, Document
 from verifier.training import (
+    RESUME_FILE,
     Example,
+    ResumePoint,
     TrainingConfig,
     _length_bucketed_batches,
     build_examples,
@@ -64,3 +68,60 @@ def test_a_short_real_run_saves_an_fp16_checkpoint_that_loads(tmp_path: Path) ->
     loaded = CrossEncoderVerifier.load(output)
     assert loaded.labels == ("SUPPORT", "CONTRADICT", "NO_EVIDENCE")
     assert len(loaded.classify([(texts[0][0], texts[0][1])])) == 1
+
+
+def test_a_killed_run_resumes_where_it_stopped_and_ends_like_an_uninterrupted_one(tmp_path: Path) -> None:
+    from indexer.embedder import MINILM, resolve_model_path
+
+    texts = [
+        ("Drug A lowers blood pressure.", "Trial. Drug A lowered blood pressure by 10 mmHg.", "SUPPORT"),
+        ("Drug A lowers blood pressure.", "Trial. Drug A did not change blood pressure.", "CONTRADICT"),
+        ("Drug A lowers blood pressure.", "Survey. Patients preferred morning clinics.", "NO_EVIDENCE"),
+    ]
+    train = [Example(claim, passage, label) for claim, passage, label in texts * 4]
+    dev = {"toy": [Example(claim, passage, label) for claim, passage, label in texts]}
+
+    def config(folder: str) -> TrainingConfig:
+        return TrainingConfig(
+            backbone=resolve_model_path(MINILM),
+            output=str(tmp_path / folder),
+            epochs=2,
+            batch_size=4,
+            max_length=32,
+            resume_every=1,
+        )
+
+    class Killed(Exception):
+        pass
+
+    progress: list[str] = []
+
+    def kill_after_four_steps(message: str) -> None:
+        progress.append(message)
+
+    steps: list[int] = []
+    original = ResumePoint.save
+
+    def save_then_maybe_die(self: ResumePoint, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+        steps.append(1)
+        if len(steps) == 5:  # 3 steps and the end of epoch 1, then the first step of epoch 2: die there
+            raise Killed
+
+    ResumePoint.save = save_then_maybe_die  # type: ignore[method-assign]
+    try:
+        with pytest.raises(Killed):
+            train_verifier(config("resumed"), train, dev, on_progress=kill_after_four_steps)
+    finally:
+        ResumePoint.save = original  # type: ignore[method-assign]
+    assert (tmp_path / "resumed" / RESUME_FILE).exists()
+
+    resumed = train_verifier(config("resumed"), train, dev, on_progress=progress.append)
+    straight = train_verifier(config("straight"), train, dev, on_progress=lambda message: None)
+
+    assert any("resuming at epoch 2 step 1" in message for message in progress)
+    assert not (tmp_path / "resumed" / RESUME_FILE).exists()  # cleared once the run ends
+    assert [entry["epoch"] for entry in resumed["history"]] == [1, 2]  # type: ignore[index, union-attr]
+    a = CrossEncoderVerifier.load(tmp_path / "resumed").logits([(texts[0][0], texts[0][1])])
+    b = CrossEncoderVerifier.load(tmp_path / "straight").logits([(texts[0][0], texts[0][1])])
+    assert a == pytest.approx(b, abs=2e-2)  # same steps in the same order (fp16 on disk)

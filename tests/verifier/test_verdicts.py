@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifier.verdicts import CONTRADICT, NO_EVIDENCE, NO_REFERENCE, SUPPORT, UNCITED, overall_verdict
+from verifier.verdicts import CONTRADICT, NO_EVIDENCE, NO_REFERENCE, SUPPORT, UNCITED, UNCLEAR, overall_verdict
 
 
 def test_the_verdict_names_are_the_labels_the_page_shows() -> None:
@@ -77,3 +77,26 @@ def test_the_order_of_labels_does_not_matter() -> None:
 def test_it_accepts_any_iterable_including_a_generator() -> None:
     assert overall_verdict(label for label in (NO_EVIDENCE, CONTRADICT)) == CONTRADICT
     assert overall_verdict(label for label in ()) == UNCITED
+
+
+@pytest.mark.parametrize(
+    ("labels", "verdict"),
+    [
+        ([UNCLEAR, SUPPORT], SUPPORT),
+        ([UNCLEAR, NO_EVIDENCE], NO_EVIDENCE),
+        ([SUPPORT, UNCLEAR, UNCLEAR], SUPPORT),
+        ([UNCLEAR, NO_REFERENCE], NO_REFERENCE),
+    ],
+)
+def test_an_unclear_citation_carries_no_weight(labels: list[str], verdict: str) -> None:
+    assert overall_verdict(labels) == verdict
+
+
+def test_an_unclear_contradiction_cannot_paint_a_supported_sentence_red() -> None:
+    # The decision rule shows an unsure CONTRADICT as UNCLEAR, so the confident SUPPORT decides.
+    assert overall_verdict([SUPPORT, UNCLEAR]) == SUPPORT
+
+
+@pytest.mark.parametrize("labels", [[UNCLEAR], [UNCLEAR, UNCLEAR]])
+def test_a_sentence_is_unclear_only_when_every_citation_is(labels: list[str]) -> None:
+    assert overall_verdict(labels) == UNCLEAR

@@ -113,3 +113,55 @@ def test_overall_confidence_is_the_strongest_behind_the_verdict() -> None:
     assert overall_confidence("SUPPORT", citations) == 0.8
     assert overall_confidence("CONTRADICT", citations) is None
     assert overall_confidence("SUPPORT", [CitationResult("1", "SUPPORT", None)]) is None
+
+
+class UnsureClassifier:
+    """CONTRADICT at 0.45 behind an Unclear threshold, as a checkpoint's decision rule would return it."""
+
+    model_id = "unsure"
+
+    def classify(self, pairs: Sequence[tuple[str, str]]) -> list[Classification]:
+        probabilities = {"SUPPORT": 0.35, "CONTRADICT": 0.45, "NO_EVIDENCE": 0.2}
+        return [
+            Classification(
+                label="CONTRADICT",
+                confidence=0.45,
+                probabilities=probabilities,
+                shown="UNCLEAR",
+                raw_label="CONTRADICT",
+                raw_probabilities={"SUPPORT": 0.3, "CONTRADICT": 0.6, "NO_EVIDENCE": 0.1},
+            )
+            for _ in pairs
+        ]
+
+
+def test_an_unsure_verdict_is_shown_unclear_with_its_leaning_probabilities_and_evidence() -> None:
+    [claim] = claims_from_answer("Metformin lowered HbA1c (PUBMED:1).")
+    subject = AnswerVerifier(UnsureClassifier(), WordOverlapFinder(), evidence_sentences=1)
+
+    [result] = subject.verify([claim], {"1": CitedAbstract("1", "T", ABSTRACT)}, given={"1"})
+
+    [citation] = result.citations
+    assert (citation.label, citation.leaning, citation.raw_label) == ("UNCLEAR", "CONTRADICT", "CONTRADICT")
+    assert citation.probabilities["CONTRADICT"] == 0.45
+    assert citation.raw_probabilities["CONTRADICT"] == 0.6
+    assert citation.evidence == (1,)  # the panel still shows what the model read
+    assert result.verdict == "UNCLEAR"
+    assert result.confidence == 0.45
+
+
+def test_a_confident_citation_decides_over_an_unclear_one() -> None:
+    [claim] = claims_from_answer("Metformin lowered HbA1c (PUBMED:1; PUBMED:2).")
+
+    class Mixed(UnsureClassifier):
+        def classify(self, pairs: Sequence[tuple[str, str]]) -> list[Classification]:
+            unsure = super().classify(pairs[:1])
+            return [*unsure, Classification("SUPPORT", 0.9, {"SUPPORT": 0.9}, shown="SUPPORT")]
+
+    subject = AnswerVerifier(Mixed(), WordOverlapFinder(), evidence_sentences=1)
+    abstracts = {pmid: CitedAbstract(pmid, "T", ABSTRACT) for pmid in ("1", "2")}
+
+    [result] = subject.verify([claim], abstracts, given={"1", "2"})
+
+    assert [c.label for c in result.citations] == ["UNCLEAR", "SUPPORT"]
+    assert result.verdict == "SUPPORT"

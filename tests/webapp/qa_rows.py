@@ -1,10 +1,11 @@
 """An answered question as rows, for the share and export tests: two cited papers (one with a hostile title) and a
-citation of a paper the model was never given."""
+citation of a paper the model was never given; and an Unclear sentence to add to a question."""
 
 from __future__ import annotations
 
 from django.contrib.auth.models import User
 
+from verifier.sentences import split_sentences
 from webapp.corpus.models import Article
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
 
@@ -75,3 +76,37 @@ def answered_question(*, user: User | None, status: str = Question.Status.DONE) 
     CitationVerdict.objects.create(sentence=second, position=0, pmid="10000002", label="NO_EVIDENCE", confidence=0.6)
     CitationVerdict.objects.create(sentence=second, position=1, pmid="999", label="NO_REFERENCE")
     return question
+
+
+# An Unclear citation as the verifier stores it: the model leans SUPPORT at 48% (calibrated), below the threshold
+# for showing it, where the plain argmax before calibration said NO_EVIDENCE.
+UNCLEAR_PROBABILITIES = {"SUPPORT": 0.48, "CONTRADICT": 0.12, "NO_EVIDENCE": 0.4}
+UNCLEAR_RAW_PROBABILITIES = {"SUPPORT": 0.41, "CONTRADICT": 0.09, "NO_EVIDENCE": 0.5}
+
+
+def unclear_sentence(*, question: Question, position: int, pmid: str, evidence: int = 1) -> AnswerSentence:
+    """A sentence citing `pmid` (an article already stored) whose one citation is UNCLEAR, leaning SUPPORT, with the
+    abstract's sentence `evidence` as the evidence it leaned on; the sentence's verdict is UNCLEAR too."""
+    span = split_sentences(Article.objects.get(pmid=pmid).abstract)[evidence]
+    sentence = AnswerSentence.objects.create(
+        question=question,
+        position=position,
+        text=f"Metformin may lower HbA1c (PUBMED:{pmid}).",
+        display_text="Metformin may lower HbA1c.",
+        verdict="UNCLEAR",
+        confidence=0.48,
+    )
+    CitationVerdict.objects.create(
+        sentence=sentence,
+        position=0,
+        pmid=pmid,
+        label="UNCLEAR",
+        confidence=0.48,
+        leaning="SUPPORT",
+        raw_label="NO_EVIDENCE",
+        probabilities=UNCLEAR_PROBABILITIES,
+        raw_probabilities=UNCLEAR_RAW_PROBABILITIES,
+        evidence_sentences=[evidence],
+        evidence_spans=[[span.start, span.end]],
+    )
+    return sentence

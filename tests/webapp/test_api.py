@@ -12,6 +12,7 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tests.webapp.qa_rows import UNCLEAR_PROBABILITIES, UNCLEAR_RAW_PROBABILITIES, unclear_sentence
 from webapp.accounts.roles import ADMIN, RESEARCHER, REVIEWER
 from webapp.corpus.models import Article
 from webapp.qa import selectors
@@ -304,11 +305,33 @@ def test_the_detail_is_the_pages_question_payload(researcher: APIClient, answere
     assert body["sentences"][0]["verdicts"]["123"] == {
         "label": "SUPPORT",
         "confidence": 0.93,
+        "leaning": None,  # a row from before leanings and probabilities were stored
+        "raw_label": None,
+        "probabilities": {},
+        "raw_probabilities": {},
         "evidence_sentences": [1],
         "evidence_spans": [[28, 64]],
         "evidence_text": ["No cases of lactic acidosis occurred."],
     }
     assert body["retrieved"][0]["source"]["journal"] == "Diabetes Care"
+
+
+def test_an_unclear_citation_shows_its_leaning_and_both_sets_of_probabilities(
+    researcher: APIClient, answered: Question
+) -> None:
+    unclear_sentence(question=answered, position=2, pmid="123")
+    sentence = researcher.get(f"/api/v1/questions/{answered.pk}").json()["sentences"][2]
+    assert (sentence["verdict"], sentence["confidence"]) == ("UNCLEAR", 0.48)
+    verdict = sentence["verdicts"]["123"]
+    assert (verdict["label"], verdict["confidence"], verdict["leaning"], verdict["raw_label"]) == (
+        "UNCLEAR",
+        0.48,
+        "SUPPORT",
+        "NO_EVIDENCE",
+    )
+    assert verdict["probabilities"] == UNCLEAR_PROBABILITIES
+    assert verdict["raw_probabilities"] == UNCLEAR_RAW_PROBABILITIES
+    assert verdict["evidence_text"] == ["No cases of lactic acidosis occurred."]
 
 
 def test_an_unknown_question_is_404(researcher: APIClient) -> None:
@@ -392,6 +415,12 @@ def test_a_researcher_flags_a_sentence_of_their_answer(
     assert body["comment"] == "The abstract says nothing about dose."
     assert (body["sentence"], body["sentence_text"], body["status"]) == (0, "No.", "open")
     assert (body["flagged_by"], body["verifier_confirmed"]) == ("researcher-user", None)
+
+
+def test_a_flag_on_an_unclear_sentence_records_the_unclear_verdict(researcher: APIClient, answered: Question) -> None:
+    unclear_sentence(question=answered, position=2, pmid="123")
+    body = _flag(researcher, answered, sentence=2, pmid="123", reason="wrong_verdict")
+    assert (body["verifier_verdict"], body["verifier_confirmed"]) == ("UNCLEAR", None)
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
+from webapp.qa.management.commands.ask import _citation_label
 from webapp.qa.models import Question
 
 pytestmark = pytest.mark.django_db
@@ -55,6 +56,12 @@ def test_the_ask_command_refuses_bad_questions() -> None:
         call_command("ask", "")
     with pytest.raises(CommandError, match="limited to 2,000"):
         call_command("ask", "x" * 2001)
+
+
+def test_the_ask_command_names_the_leaning_of_an_unclear_citation() -> None:
+    assert _citation_label("123", {"label": "UNCLEAR", "leaning": "SUPPORT"}) == "123=UNCLEAR leaning SUPPORT"
+    assert _citation_label("123", {"label": "SUPPORT", "leaning": "SUPPORT"}) == "123=SUPPORT"
+    assert _citation_label("999", {"label": "NO_REFERENCE", "leaning": None}) == "999=NO_REFERENCE"
 
 
 def test_the_ask_page_lists_your_recent_questions_escaped(

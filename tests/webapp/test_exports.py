@@ -9,7 +9,7 @@ import rispy
 from django.contrib.auth.models import User
 from django.test import Client
 
-from tests.webapp.qa_rows import answered_question
+from tests.webapp.qa_rows import answered_question, unclear_sentence
 from webapp.accounts.roles import RESEARCHER, user_assign_role
 from webapp.qa.exports import ExportedAnswer, ExportedSentence, answer_markdown
 from webapp.qa.models import Question
@@ -49,6 +49,17 @@ def test_the_markdown_has_the_question_verdicts_markers_and_references(
     )
     assert references[3].startswith("2. RENAL Study Group. ")
     assert "999" not in "\n".join(references), "a paper the model was not given is not a reference"
+
+
+def test_an_unclear_sentence_reads_unclear_in_the_markdown_and_its_paper_is_a_reference(
+    researcher_client: Client, question: Question
+) -> None:
+    unclear_sentence(question=question, position=2, pmid="10000001")
+    markdown = _download(researcher_client, f"/questions/{question.pk}/export.md")
+    assert "- Metformin may lower HbA1c. \\[1\\] — **Unclear**" in markdown.splitlines()
+    assert "UNCLEAR" not in markdown
+    bibtex = bibtexparser.parse_string(_download(researcher_client, f"/questions/{question.pk}/references.bib"))
+    assert [entry.key for entry in bibtex.entries] == ["pmid10000001", "pmid10000002"]
 
 
 def test_a_hostile_title_stays_inert_in_the_markdown(researcher_client: Client, question: Question) -> None:

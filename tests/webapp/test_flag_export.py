@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
+from tests.webapp.qa_rows import unclear_sentence
 from tests.webapp.review_rows import ABSTRACT_A, answered_question
 from verifier.datasets import read_scifact_pairs
 from verifier.sentences import sentence_texts
@@ -81,6 +82,24 @@ def test_the_exported_files_read_back_as_the_right_training_pairs(
     metformin = next(pair.document for pair in pairs if pair.document.doc_id == "111")
     assert metformin.title == "<b>Metformin</b> safety"
     assert metformin.sentences == tuple(sentence_texts(ABSTRACT_A))
+
+
+def test_unclear_flags_train_on_the_reviewers_label_and_never_on_unclear(
+    reviewer_client: Client, question: Question, role_users: dict[str, User], tmp_path: Path
+) -> None:
+    unclear_sentence(question=question, position=3, pmid="111")
+    researcher, reviewer = role_users[RESEARCHER], role_users[REVIEWER]
+    flags = [flag_create(question=question, sentence_position=3, reason="other", user=researcher) for _ in range(3)]
+    labelled = flag_close(flag_id=flags[0].pk, status="resolved", reviewer_label="SUPPORT", user=reviewer)
+    flag_close(flag_id=flags[1].pk, status="dismissed", user=reviewer)  # no label of the verifier's to keep
+    # A label no reviewer can give (written past the services) is still no training label.
+    flag_close(flag_id=flags[2].pk, status="resolved", reviewer_label="NO_EVIDENCE", user=reviewer)
+    Flag.objects.filter(pk=flags[2].pk).update(reviewer_label="UNCLEAR")
+
+    claims, corpus = _download(reviewer_client, tmp_path)
+    assert "UNCLEAR" not in claims.read_text()
+    pairs = read_scifact_pairs(claims, corpus)
+    assert [(pair.claim_id, pair.label, pair.rationale) for pair in pairs] == [(f"flag-{labelled.pk}", "SUPPORT", (1,))]
 
 
 def test_the_claim_lines_have_the_scifact_shape(

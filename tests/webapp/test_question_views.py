@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from django.test import Client
 
+from tests.e2e.contrast import AA_NORMAL_TEXT, contrast_ratio
+from tests.webapp.qa_rows import unclear_sentence
 from webapp.corpus.models import Article
+from webapp.qa.exports import VERDICT_LABELS
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
+from webapp.review.display import VERDICT_DISPLAY
+
+STATIC = Path(__file__).resolve().parents[2] / "static"
 
 pytestmark = pytest.mark.django_db
 
@@ -46,6 +55,10 @@ def test_the_json_carries_sentences_verdicts_and_sources(site_admin_client: Clie
         "123": {
             "label": "SUPPORT",
             "confidence": None,
+            "leaning": None,
+            "raw_label": None,
+            "probabilities": {},
+            "raw_probabilities": {},
             "evidence_sentences": [1],
             "evidence_spans": [],
             "evidence_text": ["Second sentence is the evidence."],
@@ -86,3 +99,42 @@ def test_unknown_ids_are_404_not_500(site_admin_client: Client) -> None:
     assert site_admin_client.get("/questions/999/").status_code == 404
     assert site_admin_client.get("/questions/999.json").status_code == 404
     assert site_admin_client.get("/articles/nope.json").status_code == 404
+
+
+def test_an_unclear_answer_reads_unclear_on_the_page_and_in_its_json(
+    site_admin_client: Client, answered: Question
+) -> None:
+    unclear_sentence(question=answered, position=2, pmid="123")
+    page = site_admin_client.get(f"/questions/{answered.pk}/").content.decode()
+    assert '<li class="verdict-UNCLEAR"><span class="icon" aria-hidden="true">~</span> Unclear' in page
+    sentence = site_admin_client.get(f"/questions/{answered.pk}.json").json()["sentences"][2]
+    assert sentence["verdict"] == "UNCLEAR"
+    assert sentence["verdicts"]["123"]["leaning"] == "SUPPORT"
+    assert sentence["verdicts"]["123"]["evidence_text"] == ["Second sentence is the evidence."]
+
+
+def _hex_rgb(colour: str) -> str:
+    return "rgb({}, {}, {})".format(*(int(colour[index : index + 2], 16) for index in (1, 3, 5)))
+
+
+def test_every_verdict_has_the_same_icon_and_words_on_every_page_and_in_the_exports(
+    site_admin_client: Client, answered: Question
+) -> None:
+    script = (STATIC / "verimed.js").read_text()
+    pairs = re.findall(r'^\s+([A-Z_]+): \["([^"]+)", "([^"]+)"\],$', script, re.M)
+    in_script = {name: (icon, words) for name, icon, words in pairs}
+    assert in_script == VERDICT_DISPLAY
+    assert {name: words for name, (_, words) in VERDICT_DISPLAY.items()} == VERDICT_LABELS
+    page = site_admin_client.get(f"/questions/{answered.pk}/").content.decode()
+    for name, (icon, _) in VERDICT_DISPLAY.items():
+        assert f'<li class="verdict-{name}"><span class="icon" aria-hidden="true">{icon}</span>' in page, name
+
+
+def test_every_verdict_colour_meets_wcag_aa_for_text() -> None:
+    rules = dict(re.findall(r"^\.verdict-([A-Z_]+) \{([^}]*)\}", (STATIC / "verimed.css").read_text(), re.M))
+    assert set(rules) == set(VERDICT_DISPLAY)
+    for name, rule in rules.items():
+        colours = dict(re.findall(r"(background|color): (#[0-9a-f]{6});", rule))
+        ratio = contrast_ratio(_hex_rgb(colours["color"]), _hex_rgb(colours["background"]))
+        assert ratio >= AA_NORMAL_TEXT, f"{name}: contrast {ratio:.2f} is below WCAG AA"
+    assert len({rule for rule in rules.values()}) == len(rules), "each verdict has its own colours"

@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from tests.webapp.qa_rows import unclear_sentence
 from tests.webapp.review_rows import answered_question
 from webapp.accounts.roles import RESEARCHER, REVIEWER
 from webapp.qa.models import Question
@@ -178,6 +179,54 @@ def test_resolving_and_dismissing_update_status_and_agreement(
     assert "2 of 3 confirmed the verifier's verdict (67%)" in page
     supported_row = page[page.index('<tr data-verdict="SUPPORT">') :]
     assert re.match(r'<tr data-verdict="SUPPORT">.*?<td>2</td><td>2</td><td>1</td>\s*<td>50%</td>', supported_row, re.S)
+
+
+def test_an_unclear_flag_is_its_own_agreement_row_and_is_never_confirmed(
+    reviewer_client: Client, question: Question
+) -> None:
+    unclear_sentence(question=question, position=3, pmid="111")
+    labelled = _flag(question, 3, reason="wrong_verdict", pmid="111")
+    unlabelled = _flag(question, 3)
+    supported = _flag(question, 0)
+    assert labelled.verifier_verdict == "UNCLEAR"
+    # The reviewer says what the abstract supports; the verifier said nothing it could be confirmed on.
+    reviewer_client.post(f"/review/flags/{labelled.pk}/", {"status": "resolved", "reviewer_label": "SUPPORT"})
+    # Dismissed without a label: there is no verdict of the verifier's to keep, so no label is recorded.
+    reviewer_client.post(f"/review/flags/{unlabelled.pk}/", {"status": "dismissed"})
+    reviewer_client.post(f"/review/flags/{supported.pk}/", {"status": "dismissed"})
+    assert Flag.objects.get(pk=unlabelled.pk).reviewer_label == ""
+    assert Flag.objects.get(pk=labelled.pk).verifier_confirmed is False
+
+    figures = flag_agreement()
+    per_verdict = {row.verdict: (row.closed, row.labelled, row.confirmed) for row in figures.per_verdict}
+    assert per_verdict == {"SUPPORT": (1, 1, 1), "UNCLEAR": (2, 1, 0)}
+    assert (figures.closed, figures.labelled, figures.confirmed) == (3, 2, 1)
+
+    page = reviewer_client.get("/review/").content.decode()
+    unclear_row = page[page.index('<tr data-verdict="UNCLEAR">') :]
+    assert re.match(
+        r'<tr data-verdict="UNCLEAR">\s*<th scope="row"><span class="review-verdict verdict-UNCLEAR">'
+        r'<span aria-hidden="true">~</span> Unclear</span></th>\s*<td>2</td><td>1</td><td>0</td>\s*<td>0%</td>',
+        unclear_row,
+    )
+    assert "1 of 2 confirmed the verifier's verdict (50%)" in page
+
+
+def test_the_queue_filters_unclear_flags_and_shows_their_leaning(reviewer_client: Client, question: Question) -> None:
+    unclear_sentence(question=question, position=3, pmid="111")
+    unclear = _flag(question, 3, pmid="111")
+    _flag(question, 0)
+    queue = reviewer_client.get("/review/?verdict=UNCLEAR").content.decode()
+    assert _rows(queue) == [unclear.pk]
+    assert '<option value="UNCLEAR" selected>Unclear</option>' in queue
+    assert '<span aria-hidden="true">~</span> Unclear</span>' in queue
+
+    page = reviewer_client.get(f"/review/flags/{unclear.pk}/").content.decode()
+    assert "no cited abstract gave a verdict confident enough to show; best confidence 0.48" in page
+    assert '<span class="meta review-leaning">leans Supported</span>' in page
+    assert "confidence 0.48" in page
+    assert '<mark class="evidence">No lactic acidosis occurred.</mark>' in page, "the evidence it leaned on"
+    assert "there is none to keep" in page
 
 
 def test_closing_a_flag_twice_is_refused(reviewer_client: Client, question: Question) -> None:

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import pytest
 from pytest_django.fixtures import Settings
 
 from indexer.records import ArticleRecord
+from tests.webapp.conftest import ARTICLES
+from tests.webapp.qa_rows import UNCLEAR_PROBABILITIES, UNCLEAR_RAW_PROBABILITIES
+from verifier.pairs import Classification
+from verifier.verify import AnswerVerifier
+from webapp.corpus.models import Article
 from webapp.qa import services
 from webapp.qa.models import CitationVerdict, Question
-from webapp.qa.pipeline import default_pipeline_settings
+from webapp.qa.pipeline import PipelineSettings, default_pipeline_settings
 from webapp.qa.selectors import question_get, question_payload
 from webapp.qa.verification import answer_verifier
 
@@ -45,8 +53,13 @@ def test_each_citation_gets_a_verdict_confidence_and_evidence_offsets(
                 assert citation.label == "NO_REFERENCE"
                 assert citation.confidence is None
                 continue
-            assert citation.label in ("SUPPORT", "CONTRADICT", "NO_EVIDENCE")
+            assert citation.label in ("SUPPORT", "CONTRADICT", "NO_EVIDENCE", "UNCLEAR")
+            assert citation.leaning in ("SUPPORT", "CONTRADICT", "NO_EVIDENCE")
+            assert citation.label in (citation.leaning, "UNCLEAR")
             assert 1 / 3 <= citation.confidence <= 1
+            assert citation.probabilities[citation.leaning] == pytest.approx(citation.confidence)
+            assert set(citation.raw_probabilities) == {"SUPPORT", "CONTRADICT", "NO_EVIDENCE"}
+            assert citation.raw_label == max(citation.raw_probabilities, key=citation.raw_probabilities.__getitem__)
             assert "SUPPORT=" in citation.judge_output
             for start, end in citation.evidence_spans:
                 # Offsets land exactly on sentence boundaries of the stored abstract.
@@ -73,3 +86,76 @@ def test_the_llm_judge_stays_selectable(settings: Settings, db: None) -> None:
     pipeline = default_pipeline_settings()
     assert pipeline.verification.verifier == "llm-judge"
     assert answer_verifier(pipeline).classifier.model_id == f"llm-judge:{settings.VERIMED_LLM_MODEL}"
+
+
+class _UnsureClassifier:
+    """Leans SUPPORT on every pair at a calibrated 48%, below the checkpoint's threshold for showing it."""
+
+    model_id = "unsure-test"
+
+    def classify(self, pairs: Sequence[tuple[str, str]]) -> list[Classification]:
+        return [
+            Classification(
+                label="SUPPORT",
+                confidence=0.48,
+                probabilities=UNCLEAR_PROBABILITIES,
+                shown="UNCLEAR",
+                raw_label="NO_EVIDENCE",
+                raw_probabilities=UNCLEAR_RAW_PROBABILITIES,
+            )
+            for _ in pairs
+        ]
+
+
+class _SecondSentenceEvidence:
+    model_id = "second-sentence-test"
+
+    def scores(self, claim: str, sentences: Sequence[str]) -> list[float]:
+        return [1.0 if index == 1 else 0.0 for index in range(len(sentences))]
+
+    def is_evidence(self, score: float) -> bool:
+        return score > 0.5
+
+
+def test_an_unsure_citation_is_stored_as_unclear_with_its_leaning_probabilities_and_evidence(
+    db: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for article in ARTICLES:
+        Article.objects.create(pmid=article.pmid, title=article.title, abstract=article.abstract)
+
+    def unsure_verifier(pipeline: PipelineSettings) -> AnswerVerifier:
+        return AnswerVerifier(_UnsureClassifier(), _SecondSentenceEvidence())
+
+    monkeypatch.setattr(services, "answer_verifier", unsure_verifier)
+    question = answered("No metformin user had lactic acidosis (PUBMED:10000001). Uncited.")
+    services.question_verify(question_id=question.pk)
+
+    question = question_get(question_id=question.pk)
+    assert question.status == Question.Status.DONE
+    unclear, uncited = question.sentences.all()
+    assert (unclear.verdict, unclear.confidence) == ("UNCLEAR", 0.48), "every citation Unclear: the sentence is too"
+    assert uncited.verdict == "UNCITED"
+    citation = unclear.citations.get()
+    assert (citation.label, citation.confidence, citation.leaning, citation.raw_label) == (
+        "UNCLEAR",
+        0.48,
+        "SUPPORT",
+        "NO_EVIDENCE",
+    )
+    assert citation.probabilities == UNCLEAR_PROBABILITIES
+    assert citation.raw_probabilities == UNCLEAR_RAW_PROBABILITIES
+    assert citation.evidence_sentences == [1], "an Unclear citation still shows the evidence it leaned on"
+
+    shown = question_payload(question)["sentences"][0]
+    assert shown["verdict"] == "UNCLEAR"
+    assert shown["verdicts"]["10000001"] == {
+        "label": "UNCLEAR",
+        "confidence": 0.48,
+        "leaning": "SUPPORT",
+        "raw_label": "NO_EVIDENCE",
+        "probabilities": UNCLEAR_PROBABILITIES,
+        "raw_probabilities": UNCLEAR_RAW_PROBABILITIES,
+        "evidence_sentences": [1],
+        "evidence_spans": citation.evidence_spans,
+        "evidence_text": ["No cases of lactic acidosis occurred."],
+    }

@@ -127,8 +127,32 @@ class CancelledSerializer(serializers.Serializer):
 
 
 class CitationVerdictSerializer(serializers.Serializer):
-    label = serializers.CharField(help_text="SUPPORT, CONTRADICT, NO_EVIDENCE or NO_REFERENCE (not among the sources).")
-    confidence = serializers.FloatField(allow_null=True, help_text="The verifier's probability of the label.")
+    label = serializers.CharField(
+        help_text="What the page shows: SUPPORT, CONTRADICT, NO_EVIDENCE, UNCLEAR (the verifier's calibrated "
+        "confidence is below the threshold stored with its checkpoint; see `leaning`) or NO_REFERENCE (not among "
+        "the sources)."
+    )
+    confidence = serializers.FloatField(
+        allow_null=True,
+        help_text="The verifier's calibrated probability of `leaning`; null for NO_REFERENCE and the LLM judge.",
+    )
+    leaning = serializers.CharField(
+        allow_null=True,
+        help_text="The label the verifier leans to (SUPPORT, CONTRADICT or NO_EVIDENCE), also when `label` is "
+        "UNCLEAR. Null for NO_REFERENCE and for answers verified before it was stored.",
+    )
+    raw_label = serializers.CharField(
+        allow_null=True,
+        help_text="The plain argmax before calibration and the decision rule. Null as for `leaning`.",
+    )
+    probabilities = serializers.DictField(
+        child=serializers.FloatField(),
+        help_text="Calibrated probability per label; empty where the verifier gives none.",
+    )
+    raw_probabilities = serializers.DictField(
+        child=serializers.FloatField(),
+        help_text="The plain softmax per label, before calibration; empty where the verifier gives none.",
+    )
     evidence_sentences = serializers.ListField(
         child=serializers.IntegerField(), help_text="Indices into the article's `sentences`."
     )
@@ -142,7 +166,11 @@ class CitationVerdictSerializer(serializers.Serializer):
 class AnswerSentenceSerializer(serializers.Serializer):
     text = serializers.CharField(help_text="As the model wrote it, citations included.")
     display_text = serializers.CharField(help_text="Without citation markup.")
-    verdict = serializers.CharField(help_text="The overall verdict across the cited abstracts.")
+    verdict = serializers.CharField(
+        help_text="The overall verdict across the cited abstracts: CONTRADICT if any, else SUPPORT if any, else "
+        "NO_EVIDENCE; UNCLEAR citations are left out, and the verdict is UNCLEAR only when every citation is. "
+        "NO_REFERENCE when it cites only papers the model was not given; UNCITED when it cites none."
+    )
     confidence = serializers.FloatField(allow_null=True)
     citations = serializers.ListField(child=serializers.CharField(), help_text="Cited PMIDs, in order.")
     verdicts = serializers.DictField(child=CitationVerdictSerializer(), help_text="Per cited PMID.")
@@ -253,6 +281,12 @@ class FlagSerializer(serializers.ModelSerializer):
             "verifier_confirmed",
         )  # fmt: skip
         read_only_fields = fields
+        extra_kwargs = {
+            "verifier_verdict": {
+                "help_text": "The sentence's overall verdict when the flag was raised, UNCLEAR included. A reviewer "
+                "labels SUPPORT, CONTRADICT or NO_EVIDENCE, so an UNCLEAR verdict is never confirmed."
+            }
+        }
 
 
 def non_field_error(message: str) -> serializers.ValidationError:

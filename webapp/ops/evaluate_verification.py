@@ -12,6 +12,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -128,14 +129,25 @@ def bm25_scores(pair: ClaimDocumentPair) -> list[float]:
 
 def format_verification_table(result: dict[str, Any]) -> str:
     rows = [("model", result)] + [(name, scores) for name, scores in result["baselines"].items()]
-    lines = [f"{'run':<28} {'n':>5} {'macro-F1':>9} {'accuracy':>9} {'pairs/s':>8}"]
+    header = (
+        f"{'run':<34} {'n':>5} {'macro-F1':>9} {'accuracy':>9} {'ECE':>6} {'shown':>6} {'prec.':>6} {'unseen F1':>9}"
+    )
+    lines = [header + f" {'pairs/s':>8}"]
     for name, scores in rows:
         pairs_per_s = scores.get("pairs_per_s")
+        shown = scores.get("shown") or {}
+        unseen = scores.get("unseen_documents") or {}
         lines.append(
-            f"{name:<28} {scores['n']:>5} {scores['macro_f1']:>9.3f} {scores['accuracy']:>9.3f} "
+            f"{name:<34} {scores['n']:>5} {scores['macro_f1']:>9.3f} {scores['accuracy']:>9.3f} "
+            f"{_cell(scores.get('ece')):>6} {_cell(shown.get('coverage')):>6} {_cell(shown.get('precision')):>6} "
+            f"{_cell(unseen.get('macro_f1')) + ' (' + str(unseen.get('n', '-')) + ')' if unseen else '-':>9} "
             f"{pairs_per_s if pairs_per_s is not None else '-':>8}"
         )
     return "\n".join(lines)
+
+
+def _cell(value: object) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else "-" if value is None else str(value)
 
 
 def format_evidence_table(result: dict[str, Any]) -> str:
@@ -152,6 +164,15 @@ def format_evidence_table(result: dict[str, Any]) -> str:
 # The two runs, as the evaluate command calls them ------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Peer:
+    """Another checkpoint measured in the same run: the previous one, the plain whole-abstract recipe, any other."""
+
+    name: str
+    classifier: PairClassifier
+    whole_abstract: bool  # how it was trained to read: whole abstracts, or the evidence sentences
+
+
 def run_verification(
     pairs: Sequence[ClaimDocumentPair],
     *,
@@ -162,21 +183,35 @@ def run_verification(
     judge: PairClassifier | None,
     judge_pairs: int,
     progress: Callable[[str], None],
+    peers: Sequence[Peer] = (),
+    training_documents: set[str] | None = None,
 ) -> dict[str, Any]:
+    """Each classifier's report also carries `unseen_documents`: the same figures on the pairs whose document is
+    cited by no training claim (HealthVer and SciFact reuse documents across their splits)."""
     gold = [pair.label for pair in pairs]
-    progress(f"selecting evidence for {len(pairs)} pairs…")
+    unseen = [pair.document.doc_id not in (training_documents or set()) for pair in pairs]
+    subsets = {"unseen_documents": unseen}
+    progress(f"selecting evidence for {len(pairs)} pairs ({sum(unseen)} with documents unseen in training)…")
     inputs = verifier_inputs(pairs, finder, evidence_sentences)
+    whole = verifier_inputs(pairs, None, 0)
     progress("classifying (evidence input)…")
     result: dict[str, Any] = {
         "model": classifier.model_id,
         "input": f"title + top {evidence_sentences} sentences by {finder.model_id}",
-        **score_classifier(classifier, inputs, gold),
+        **score_classifier(classifier, inputs, gold, subsets=subsets),
     }
     progress("classifying (whole-abstract input)…")
     baselines: dict[str, Any] = {
-        "same_model_whole_abstract": score_classifier(classifier, verifier_inputs(pairs, None, 0), gold),
+        "same_model_whole_abstract": score_classifier(classifier, whole, gold, subsets=subsets),
         "majority_class": majority_baseline(train_labels, gold),
     }
+    for peer in peers:
+        progress(f"classifying with peer {peer.name}…")
+        baselines[f"peer_{peer.name}"] = {
+            "model": peer.classifier.model_id,
+            "input": "whole abstract" if peer.whole_abstract else "evidence sentences",
+            **score_classifier(peer.classifier, whole if peer.whole_abstract else inputs, gold, subsets=subsets),
+        }
     if judge is not None and judge_pairs > 0:
         sample = balanced_sample(pairs, judge_pairs)
         progress(f"LLM judge on {len(sample)} label-balanced pairs…")
@@ -194,13 +229,18 @@ def run_evidence(
     taggers: dict[str, tuple[EvidenceTagger, Callable[[ClaimDocumentPair], np.ndarray]]],
     cosine: Callable[[ClaimDocumentPair], list[float]],
     main: str,
+    training_documents: set[str] | None = None,
 ) -> dict[str, Any]:
+    """Each run also reports `unseen_documents`: the pairs whose document is cited by no training claim."""
     with_rationale = [pair for pair in pairs if pair.rationale and pair.document.sentences]
-    runs = {name: score_sentence_picks(with_rationale, tagger_pick(*entry)) for name, entry in taggers.items()}
-    result: dict[str, Any] = {"model": main, "threshold": taggers[main][0].threshold, **runs.pop(main)}
-    result["baselines"] = {
-        **runs,
-        "closest_sentence_cosine": score_sentence_picks(with_rationale, top1_pick(cosine)),
-        "bm25_top1": score_sentence_picks(with_rationale, top1_pick(bm25_scores)),
+    unseen = [pair for pair in with_rationale if pair.document.doc_id not in (training_documents or set())]
+    picks = {name: tagger_pick(*entry) for name, entry in taggers.items()}
+    picks["closest_sentence_cosine"] = top1_pick(cosine)
+    picks["bm25_top1"] = top1_pick(bm25_scores)
+    runs = {
+        name: {**score_sentence_picks(with_rationale, pick), "unseen_documents": score_sentence_picks(unseen, pick)}
+        for name, pick in picks.items()
     }
+    result: dict[str, Any] = {"model": main, "threshold": taggers[main][0].threshold, **runs.pop(main)}
+    result["baselines"] = runs
     return result

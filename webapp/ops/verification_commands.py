@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -19,7 +20,7 @@ from verifier.evidence_model import EvidenceTagger, late_fusion_features
 from verifier.llm_judge import LlmJudge
 from verifier.vectors import SentenceVectors
 from webapp.corpus import engines
-from webapp.ops.evaluate_verification import run_evidence, run_verification
+from webapp.ops.evaluate_verification import Peer, run_evidence, run_verification
 
 Write = Callable[[str], None]
 
@@ -45,10 +46,15 @@ def verification_command(options: dict[str, Any], write: Write) -> dict[str, Any
     pairs = _pairs(options)
     labels = [label.strip() for label in options["labels"].split(",")] if options.get("labels") else None
     classifier = CrossEncoderVerifier.load(options["model"], labels=labels)
+    peers = [
+        Peer(name=Path(folder).name, classifier=CrossEncoderVerifier.load(folder), whole_abstract=_reads_whole(folder))
+        for folder in options.get("peer") or []
+    ]
     vectors = SentenceVectors(engines.embedder())
     write(f"{len(pairs)} pairs; embedding their sentences…")
     vectors.add_pairs(pairs)
-    train_labels = [pair.label for pair in read_training_pairs(settings.VERIMED_DATA_DIR)]
+    training = read_training_pairs(settings.VERIMED_DATA_DIR)
+    train_labels = [pair.label for pair in training]
     serving: AbstractContextManager[str | None] = nullcontext(None)
     if options["judge_pairs"] and options.get("serve_judge"):
         write(f"serving {options['serve_judge']} with llama.cpp for the LLM judge…")
@@ -77,8 +83,19 @@ def verification_command(options: dict[str, Any], write: Write) -> dict[str, Any
                 judge=judge,
                 judge_pairs=options["judge_pairs"],
                 progress=write,
+                peers=peers,
+                training_documents={pair.document.doc_id for pair in training},
             ),
         }
+
+
+def _reads_whole(folder: str) -> bool:
+    """Whether a checkpoint was trained on whole abstracts (its training.json says so); a foreign one is read the
+    way the product reads by default, on evidence sentences."""
+    summary = Path(folder) / "training.json"
+    if not summary.exists():
+        return False
+    return bool(json.loads(summary.read_text()).get("config", {}).get("input_mode") == "abstract")
 
 
 def evidence_command(options: dict[str, Any], write: Write) -> dict[str, Any]:
@@ -115,4 +132,8 @@ def evidence_command(options: dict[str, Any], write: Write) -> dict[str, Any]:
     def cosine(pair: ClaimDocumentPair) -> list[float]:
         return [float(v) for v in vectors.matrix(pair.document.sentences) @ vectors.vector(pair.claim)]
 
-    return {"claims": str(options["claims"]), **run_evidence(pairs, taggers=taggers, cosine=cosine, main="late_fusion")}
+    training = {pair.document.doc_id for pair in read_training_pairs(settings.VERIMED_DATA_DIR)}
+    return {
+        "claims": str(options["claims"]),
+        **run_evidence(pairs, taggers=taggers, cosine=cosine, main="late_fusion", training_documents=training),
+    }

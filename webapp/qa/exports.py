@@ -23,6 +23,7 @@ VERDICT_LABELS = {
     "SUPPORT": "Supported",
     "CONTRADICT": "Contradicted",
     "NO_EVIDENCE": "No evidence",
+    "UNCLEAR": "Unclear",
     "NO_REFERENCE": "Not a retrieved paper",
     "UNCITED": "Uncited",
 }

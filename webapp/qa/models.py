@@ -82,7 +82,9 @@ class AnswerSentence(models.Model):
     position = models.PositiveSmallIntegerField()
     text = models.TextField(help_text="as the model wrote it, citations included")
     display_text = models.TextField(help_text="without citation markup")
-    verdict = models.CharField(max_length=16, help_text="overall verdict across the cited abstracts")
+    verdict = models.CharField(
+        max_length=16, help_text="overall verdict across the cited abstracts (UNCLEAR when every one is)"
+    )
     confidence = models.FloatField(null=True, blank=True, help_text="the strongest confidence behind the verdict")
 
     class Meta:
@@ -97,8 +99,15 @@ class CitationVerdict(models.Model):
     sentence = models.ForeignKey(AnswerSentence, related_name="citations", on_delete=models.CASCADE)
     position = models.PositiveSmallIntegerField()
     pmid = models.CharField(max_length=32)
-    label = models.CharField(max_length=16)
-    confidence = models.FloatField(null=True, blank=True, help_text="the classifier's probability of the label")
+    label = models.CharField(max_length=16, help_text="what the page shows; UNCLEAR when the confidence is too low")
+    confidence = models.FloatField(
+        null=True, blank=True, help_text="the classifier's calibrated probability of its leaning"
+    )
+    # What an Unclear verdict hides, and what calibration changed; blank and empty in rows from before both.
+    leaning = models.CharField(max_length=16, blank=True, help_text="the model's label, kept when shown as UNCLEAR")
+    raw_label = models.CharField(max_length=16, blank=True, help_text="the plain argmax before calibration")
+    probabilities = models.JSONField(default=dict, blank=True, help_text="calibrated probability per label")
+    raw_probabilities = models.JSONField(default=dict, blank=True, help_text="the plain softmax per label")
     evidence_sentences = models.JSONField(default=list, help_text="indices of the abstract sentences shown as evidence")
     evidence_spans = models.JSONField(default=list, help_text="[start, end] character offsets into the abstract")
     judge_output = models.TextField(blank=True, help_text="what the classifier said (probabilities or LLM text)")

@@ -75,6 +75,10 @@ def question_payload(question: Question) -> dict[str, Any]:
                     citation.pmid: {
                         "label": citation.label,
                         "confidence": citation.confidence,
+                        "leaning": citation.leaning or None,
+                        "raw_label": citation.raw_label or None,
+                        "probabilities": citation.probabilities,
+                        "raw_probabilities": citation.raw_probabilities,
                         "evidence_sentences": citation.evidence_sentences,
                         "evidence_spans": citation.evidence_spans,
                         "evidence_text": _evidence_texts(

@@ -328,6 +328,10 @@ def question_verify(*, question_id: int) -> None:
                     evidence_sentences=list(citation.evidence),
                     evidence_spans=[list(span) for span in citation.evidence_spans],
                     judge_output=citation.detail,
+                    leaning=citation.leaning or "",
+                    raw_label=citation.raw_label or "",
+                    probabilities=dict(citation.probabilities),
+                    raw_probabilities=dict(citation.raw_probabilities),
                 )
                 for citation_position, citation in enumerate(result.citations)
             )

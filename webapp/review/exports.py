@@ -28,7 +28,8 @@ def _exportable_flags() -> list[Flag]:
     citations = Prefetch("sentence__citations", queryset=CitationVerdict.objects.order_by("position"))
     return list(
         Flag.objects.exclude(status=Flag.Status.OPEN)
-        .exclude(reviewer_label="")
+        # Only a reviewer's own label is a training label: never the verifier's (an UNCLEAR verdict is no label).
+        .filter(reviewer_label__in=Flag.Label.values)
         .select_related("sentence")
         .prefetch_related(citations)
         .order_by("pk")

@@ -139,7 +139,8 @@ class Segment:
 class CitedAbstract:
     pmid: str
     label: str
-    confidence: float | None
+    confidence: float | None  # of `leaning`, which an UNCLEAR label hides
+    leaning: str  # blank for NO_REFERENCE and rows from before it was stored
     flagged: bool  # the flag names this abstract
     article: Article | None  # None when the cited PMID is not in the corpus (never retrieved)
     evidence: tuple[str, ...]  # the evidence sentences' text
@@ -185,6 +186,7 @@ def flag_detail(*, flag_id: int) -> FlagDetail:
                 pmid=citation.pmid,
                 label=citation.label,
                 confidence=citation.confidence,
+                leaning=citation.leaning,
                 flagged=citation.pmid == flag.pmid,
                 article=article,
                 evidence=tuple(sentences[index].text for index in indices),

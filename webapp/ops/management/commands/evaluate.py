@@ -73,6 +73,11 @@ class Command(BaseCommand):
         verification.add_argument("--labels", help="The checkpoint's output order, e.g. NO_EVIDENCE,SUPPORT,CONTRADICT")
         verification.add_argument("--evidence-sentences", type=int, default=3)
         verification.add_argument(
+            "--peer",
+            action="append",
+            help="Another checkpoint folder to measure in the same run, e.g. the previous one (repeatable).",
+        )
+        verification.add_argument(
             "--judge-pairs", type=int, default=60, help="Label-balanced pairs for the LLM judge baseline (0: skip)."
         )
         verification.add_argument(

@@ -15,7 +15,14 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from indexer.embedder import resolve_model_path
-from verifier.datasets import DEV_SPLITS, TRAIN_SPLITS, read_split, read_training_pairs
+from verifier.datasets import DEV_SPLITS, TRAIN_SPLITS, ClaimDocumentPair, read_split, read_training_pairs
+from verifier.extra_training import (
+    bioasq_pairs,
+    counterfactual_pairs,
+    dev_question_ids,
+    label_counts,
+    pubmedqa_pairs,
+)
 from verifier.training import TrainingConfig, build_examples, gold_free_examples, train_verifier
 from verifier.vectors import SentenceVectors
 from webapp.corpus import engines
@@ -40,6 +47,18 @@ class Command(BaseCommand):
             help="Share of rationale pairs that also give a NO_EVIDENCE one.",
         )
         parser.add_argument("--limit", type=int, help="Use only this many training pairs (a quick smoke run).")
+        parser.add_argument(
+            "--extra",
+            default="bioasq,pubmedqa",
+            help="Comma-separated extra sources: bioasq (yes/no questions with snippets, dev questions excluded), "
+            "pubmedqa (PQA-L yes/no outside the test ids); empty for none.",
+        )
+        parser.add_argument(
+            "--counterfactuals",
+            type=float,
+            default=0.5,
+            help="Share of SUPPORT pairs that also give an edited claim as CONTRADICT (0 for none).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         data_root: Path = settings.VERIMED_DATA_DIR
@@ -59,8 +78,16 @@ class Command(BaseCommand):
             threads=settings.VERIMED_TORCH_THREADS,
             train_splits=[split.name for split in TRAIN_SPLITS],
             dev_splits=[split.name for split in DEV_SPLITS],
+            extra_data=[name.strip() for name in options["extra"].split(",") if name.strip()],
+            counterfactual_fraction=options["counterfactuals"],
         )
         train_pairs = read_training_pairs(data_root, limit=options["limit"])
+        train_pairs += extra_pairs(data_root, config.extra_data)
+        made = counterfactual_pairs(train_pairs, fraction=config.counterfactual_fraction, seed=config.seed)
+        self.stdout.write(
+            f"{len(train_pairs):,} training pairs {label_counts(train_pairs)}; {len(made):,} counterfactual"
+        )
+        train_pairs += made
         dev_pairs = {split.name: read_split(data_root, split) for split in DEV_SPLITS}
         vectors = None
         if input_mode == "evidence":
@@ -85,3 +112,15 @@ class Command(BaseCommand):
         )
         summary = train_verifier(config, train, dev, on_progress=self.stdout.write)
         self.stdout.write(self.style.SUCCESS(f"best epoch {summary['best_epoch']}; weights in {config.output}"))
+
+
+def extra_pairs(data_root: Path, names: list[str]) -> list[ClaimDocumentPair]:
+    pairs: list[ClaimDocumentPair] = []
+    for name in names:
+        if name == "bioasq":
+            pairs += bioasq_pairs(data_root, exclude_ids=dev_question_ids(data_root))
+        elif name == "pubmedqa":
+            pairs += pubmedqa_pairs(data_root)
+        else:
+            raise CommandError(f"unknown extra training source {name!r} (bioasq, pubmedqa)")
+    return pairs

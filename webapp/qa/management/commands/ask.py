@@ -91,6 +91,12 @@ class Command(BaseCommand):
         self.stdout.write(payload["answer"] or "(no answer)")
         self.stdout.write("")
         for sentence in payload["sentences"]:
-            labels = ", ".join(f"{pmid}={v['label']}" for pmid, v in sentence["verdicts"].items()) or "uncited"
+            labels = ", ".join(_citation_label(pmid, v) for pmid, v in sentence["verdicts"].items()) or "uncited"
             self.stdout.write(f"[{sentence['verdict']}] {sentence['display_text']}  ({labels})")
         self.stdout.write(f"timings_ms: {payload['timings_ms']}")
+
+
+def _citation_label(pmid: str, verdict: dict[str, Any]) -> str:
+    """`pmid=LABEL`; an UNCLEAR one also names the label the model leans to, as the answer page does."""
+    leaning = verdict.get("leaning") if verdict["label"] == "UNCLEAR" else None
+    return f"{pmid}={verdict['label']}" + (f" leaning {leaning}" if leaning else "")

@@ -1,0 +1,121 @@
+"""Yes/no questions rewritten into the claims a "yes" would make, on real BioASQ and PubMedQA questions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.conf import settings
+
+from verifier.claim_rewriting import is_yes_no_question, question_to_claim, third_person
+from verifier.extra_training import bioasq_yes_no_questions
+
+
+@pytest.mark.parametrize(
+    ("question", "claim"),
+    [
+        # BioASQ golden sets 7B-11B, as written there
+        ("Is Selinexor effective for multiple myeloma?", "Selinexor is effective for multiple myeloma."),
+        ("Is ADP-ribosylation a PTM?", "ADP-ribosylation is a PTM."),
+        (
+            "Is adenosine signaling prognostic for cancer outcome?",
+            "Adenosine signaling is prognostic for cancer outcome.",
+        ),
+        ("Do nematodes contain a CTCF gene?", "Nematodes contain a CTCF gene."),
+        ("Does BNN27 promote memory loss?", "BNN27 promotes memory loss."),
+        ("Does aCGRP have amyloidogenic properties?", "aCGRP has amyloidogenic properties."),
+        ("Can mitochondria pass through membrane nanotubes?", "Mitochondria can pass through membrane nanotubes."),
+        ("Has the drug Afrezza been approved by the FDA?", "The drug Afrezza has been approved by the FDA."),
+        ("Is there a role for TFII-I in megakaryopoiesis?", "There is a role for TFII-I in megakaryopoiesis."),
+        (
+            "Are whole-genome duplications more divergent than small-scale duplications in yeast?",
+            "Whole-genome duplications are more divergent than small-scale duplications in yeast.",
+        ),
+        (
+            "Is covid-19 induced anosmia caused by disruption of nuclear architecture?",
+            "covid-19 induced anosmia is caused by disruption of nuclear architecture.",
+        ),
+        (
+            "Should perampanel be used for amyotrophic lateral sclerosis?",
+            "Perampanel should be used for amyotrophic lateral sclerosis.",
+        ),
+        (
+            "Based on clinical trial data, can pioglitazone delay cognitive impairment for people at risk for "
+            "Alzheimer's disease?",
+            "Based on clinical trial data, pioglitazone can delay cognitive impairment for people at risk for "
+            "Alzheimer's disease.",
+        ),
+        (
+            "Is the PINES framework being used for the prediction of coding variants?",
+            "The PINES framework is being used for the prediction of coding variants.",
+        ),
+        (
+            "AhR ligands are attractive drug targets for pharmaceutical development due to their induction of "
+            "Cyp1a1, yes or no?",
+            "AhR ligands are attractive drug targets for pharmaceutical development due to their induction of Cyp1a1.",
+        ),
+        # PubMedQA PQA-L
+        ("Double reading of barium enemas: is it necessary?", "Double reading of barium enemas is necessary."),
+        (
+            "Appendectomy timing: Will delayed surgery increase the complications?",
+            "Delayed surgery will increase the complications.",
+        ),
+        (
+            "Does ibuprofen increase perioperative blood loss during hip arthroplasty?",
+            "Ibuprofen increases perioperative blood loss during hip arthroplasty.",
+        ),
+        (
+            "Do socioeconomic differences in mortality persist after retirement?",
+            "Socioeconomic differences in mortality persist after retirement.",
+        ),
+    ],
+)
+def test_a_real_yes_no_question_becomes_its_claim(question: str, claim: str) -> None:
+    assert question_to_claim(question) == claim
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the mode of action of everolimus?",
+        "Cerebromediastinal tuberculosis in a child with a probable Say-Barber-Miller syndrome: a causative link?",
+        "Is it?",
+        "",
+    ],
+)
+def test_a_question_the_rules_cannot_read_gives_no_claim(question: str) -> None:
+    assert question_to_claim(question) is None
+
+
+def test_yes_no_questions_are_detected_by_their_form() -> None:
+    assert is_yes_no_question("Is Selinexor effective for multiple myeloma?")
+    assert is_yes_no_question("Do nematodes contain a CTCF gene?")
+    assert not is_yes_no_question("What is the mode of action of everolimus?")
+    assert not is_yes_no_question("Is Selinexor effective")
+
+
+@pytest.mark.parametrize(
+    ("verb", "form"),
+    [("reduce", "reduces"), ("cross", "crosses"), ("modify", "modifies"), ("have", "has"), ("play", "plays")],
+)
+def test_the_third_person_form(verb: str, form: str) -> None:
+    assert third_person(verb) == form
+
+
+def test_nearly_every_bioasq_yes_no_question_gets_a_claim_that_reads_as_a_statement() -> None:
+    questions = bioasq_yes_no_questions(settings.VERIMED_DATA_DIR)
+    claims = [question_to_claim(question["body"]) for question in questions]
+    made = [claim for claim in claims if claim is not None]
+
+    assert len(questions) == 611
+    assert len(made) / len(questions) >= 0.95
+    assert all(claim.endswith(".") and "?" not in claim for claim in made)
+    # The auxiliary moved: a claim never starts with the question's auxiliary (except "There is/are").
+    assert sum(claim.split()[0].lower() in {"is", "are", "does", "do", "can"} for claim in made) == 0
+
+
+def test_pubmedqa_questions_mostly_rewrite_too() -> None:
+    items = json.loads((settings.VERIMED_DATA_DIR / "pubmedqa" / "ori_pqal.json").read_text())
+    questions = [item["QUESTION"] for item in items.values() if item["final_decision"] != "maybe"]
+
+    assert sum(question_to_claim(question) is not None for question in questions) / len(questions) >= 0.85

@@ -1,0 +1,231 @@
+"""Yes/no questions as declarative claims: "Is Selinexor effective for multiple myeloma?" becomes
+"Selinexor is effective for multiple myeloma."
+
+BioASQ and PubMedQA yes/no questions put the auxiliary first. The rewrite moves it behind the subject, which
+means finding where the subject ends: the main verb after do/does/did and the modals, "been" or a participle
+after has/have, and the start of the predicate after a copula (an article, a predicate adjective, or a
+participle followed by a preposition). Rules, not a parser: no tagger ships offline, and these questions are
+short and formulaic. A question the rules cannot read returns None, never a garbled claim.
+"""
+
+from __future__ import annotations
+
+import re
+
+COPULAS = {"is": "is", "are": "are", "was": "was", "were": "were"}
+DO_FORMS = {"does", "do", "did"}
+MODALS = {"can", "could", "should", "would", "will", "may", "might", "must", "shall"}
+PERFECT = {"has", "have", "had"}
+AUXILIARIES = set(COPULAS) | DO_FORMS | MODALS | PERFECT
+
+_ARTICLES = {"a", "an", "the"}
+_PREPOSITIONS = {
+    "by", "in", "with", "to", "for", "as", "on", "at", "from", "into", "during", "after", "among", "between",
+    "within", "through", "than", "against", "via", "upon", "over", "under", "without", "across", "of",
+}  # fmt: skip
+# Words that start a predicate after "is/are": adjectives and participles these questions use as predicates.
+_PREDICATE_WORDS = {
+    "effective", "associated", "involved", "present", "possible", "able", "necessary", "required", "useful", "safe",
+    "better", "worse", "higher", "lower", "more", "less", "increased", "decreased", "reduced", "elevated", "related",
+    "linked", "common", "rare", "prognostic", "predictive", "diagnostic", "essential", "important", "beneficial",
+    "superior", "inferior", "sufficient", "available", "expressed", "detectable", "detected", "responsible", "due",
+    "part", "considered", "efficacious", "approved", "recommended", "indicated", "similar", "different",
+    "correlated", "dependent", "specific", "toxic", "lethal", "contagious", "hereditary", "inherited", "caused",
+    "used", "found", "located", "observed", "implicated", "affected", "regulated", "mediated", "influenced",
+    "characterized", "characterised", "mutated", "altered", "upregulated", "downregulated", "overexpressed",
+    "secreted", "localized", "localised", "known", "needed", "feasible", "accurate", "reliable", "sensitive",
+    "resistant", "susceptible", "prevalent", "frequent", "active", "inactive", "functional", "capable", "critical",
+    "crucial", "helpful", "harmful", "protective", "curable", "treatable",
+    "preventable", "transmissible", "infectious", "contraindicated", "safer", "cost-effective", "appropriate",
+    "efficient", "advantageous", "comparable", "equivalent", "independent", "unique", "normal", "abnormal",
+}  # fmt: skip
+# Adverbs and quantifiers that open a predicate whatever follows them ("more divergent than", "not required").
+_PREDICATE_OPENERS = {
+    "more", "less", "still", "always", "often", "usually", "typically", "generally", "also", "only", "not",
+    "currently", "ever", "truly", "really", "indeed", "equally", "as", "better", "worse",
+}  # fmt: skip
+# Words that end a predicate adjective's phrase: "effective for", "safe and", "necessary." (end of question).
+_AFTER_PREDICATE = _PREPOSITIONS | {"", "and", "or", "than", "enough"}
+_IRREGULAR_PARTICIPLES = {
+    "been", "taken", "given", "shown", "known", "seen", "proven", "written", "chosen", "driven", "broken", "hidden",
+    "risen", "fallen", "grown", "drawn", "arisen", "undertaken", "thought", "found", "made", "held", "built", "done",
+    "brought", "caught", "taught", "sought", "bound", "spread", "led", "kept", "left", "lost", "met", "paid", "put",
+    "read", "run", "set", "sent", "spent", "told", "understood", "won", "become", "begun", "come", "gone",
+}  # fmt: skip
+# Main verbs after do/does/did and the modals. A question whose verb is missing here falls back to the first
+# lower-case word after a one-word subject, which is right for most short questions.
+VERBS = {
+    "affect", "alter", "cause", "contain", "increase", "decrease", "reduce", "improve", "inhibit", "induce",
+    "interact", "bind", "regulate", "play", "lead", "prevent", "influence", "predict", "correlate", "exist", "occur",
+    "have", "require", "mediate", "promote", "suppress", "activate", "cross", "target", "protect", "impair",
+    "enhance", "lower", "raise", "modulate", "confer", "result", "associate", "express", "encode", "undergo", "show",
+    "need", "work", "help", "respond", "benefit", "act", "be", "form", "localize", "localise", "participate",
+    "contribute", "depend", "differ", "change", "worsen", "extend", "shorten", "delay", "accelerate", "block",
+    "trigger", "stimulate", "attenuate", "ameliorate", "exacerbate", "deplete", "restore", "control", "cure",
+    "treat", "kill", "infect", "transmit", "replicate", "modify", "phosphorylate", "ubiquitinate", "methylate",
+    "cleave", "degrade", "stabilize", "stabilise", "destabilize", "translocate", "colocalize", "co-localize",
+    "interfere", "compete", "outperform", "predispose", "limit", "slow", "boost", "elevate",
+    "upregulate", "downregulate", "decline", "rise", "fall", "remain", "persist", "develop", "lose", "gain",
+    "produce", "release", "secrete", "carry", "harbor", "harbour", "possess", "lack", "display", "exhibit", "present",
+    "relate", "link", "serve", "function", "operate", "enter", "use", "make", "give", "allow", "enable", "mean",
+    "reflect", "indicate", "signal", "sense", "recognize", "recognise", "detect", "identify", "distinguish",
+    "discriminate", "reverse", "rescue", "abolish", "abrogate", "potentiate", "sensitize", "sensitise", "shift",
+    "drive", "determine", "define", "explain", "account", "confound", "bias", "support", "reach",
+    "survive", "die", "grow", "proliferate", "migrate", "invade", "metastasize", "metastasise", "recur", "relapse",
+    "recapitulate", "sustain", "prolong", "run", "appear", "come", "go", "get", "take", "keep", "put", "see", "look",
+    "seem", "tend", "vary", "matter", "add", "apply", "hold", "meet", "pass", "justify", "warrant",
+    "exceed", "precede", "follow", "coexist", "co-exist", "impact", "know", "emerge", "evolve", "compromise",
+}  # fmt: skip
+_NOUN_ENDINGS = ("tion", "sion", "ment", "ness", "ity", "ism", "ist", "ance", "ence", "ogy", "ics", "ia", "ure")
+_LEADING_CLAUSE = re.compile(
+    r"^(?P<clause>.+?)(?P<mark>,|:|\.|--|-)\s*(?P<question>(?:{})\b.*)$".format("|".join(sorted(AUXILIARIES))), re.I
+)
+_PRONOUNS = {"it", "they", "this", "these", "there"}
+_TAG_QUESTION = re.compile(r",?\s*(?:yes or no|true or false)\s*$", re.I)
+
+
+def is_yes_no_question(text: str) -> bool:
+    """Asked by its form, as BioASQ's yes/no questions are written: an auxiliary verb first."""
+    words = text.strip().split()
+    return bool(words) and words[0].lower().strip(",") in AUXILIARIES and text.strip().endswith("?")
+
+
+def question_to_claim(question: str) -> str | None:
+    """The declarative claim a "yes" answer would make, or None when the rules cannot read the question."""
+    text = " ".join(question.strip().split()).rstrip("?").strip()
+    if _TAG_QUESTION.search(text):  # "X is Y, yes or no?" is already the claim
+        statement = _TAG_QUESTION.sub("", text).strip()
+        return None if _first_word(statement) in AUXILIARIES else _capitalise(statement) + "."
+    prefix = ""
+    if _first_word(text) not in AUXILIARIES:
+        match = _LEADING_CLAUSE.match(text)
+        if not match:
+            return None
+        clause, text = match.group("clause").strip(), match.group("question")
+        words = text.split(" ")
+        if match.group("mark") == ",":
+            prefix = clause + ", "  # "Based on trial data, can X ...": the clause belongs to the claim
+        elif len(words) > 1 and words[1].lower() in _PRONOUNS - {"there"}:
+            text = " ".join([words[0], clause, *words[2:]])  # "Double reading: is it necessary?" names its subject
+    words = text.split(" ")
+    auxiliary, rest = words[0].lower(), words[1:]
+    if len(rest) < 2:
+        return None
+    if auxiliary in COPULAS and rest[0].lower() == "there":
+        body = ["There", auxiliary, *rest[1:]]
+    elif auxiliary in COPULAS:
+        split = _predicate_start(rest)
+        if split is None:
+            return None
+        body = [*rest[:split], auxiliary, *rest[split:]]
+    elif auxiliary in PERFECT:
+        split = _participle_start(rest)
+        if split is None:
+            return None
+        body = [*rest[:split], auxiliary, *rest[split:]]
+    else:
+        split = _verb_start(rest)
+        if split is None:
+            return None
+        verb = rest[split]
+        if auxiliary == "does":
+            body = [*rest[:split], third_person(verb), *rest[split + 1 :]]
+        elif auxiliary == "do":
+            body = [*rest[:split], *rest[split:]]
+        else:  # did and the modals stay, behind the subject
+            body = [*rest[:split], auxiliary, *rest[split:]]
+    sentence = prefix + " ".join(body)
+    if not prefix:
+        sentence = _capitalise(sentence)
+    return sentence + "."
+
+
+def third_person(verb: str) -> str:
+    """The -s form of a base verb ("reduce" -> "reduces", "cross" -> "crosses", "modify" -> "modifies")."""
+    lower = verb.lower()
+    if lower == "have":
+        return "has"
+    if lower == "be":
+        return "is"
+    if lower.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if lower.endswith("y") and len(lower) > 1 and lower[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def _first_word(text: str) -> str:
+    return text.split(" ", 1)[0].lower()
+
+
+def _capitalise(text: str) -> str:
+    first = text.split(" ", 1)[0]
+    # Keep gene and drug names as written ("p53", "mTOR", "iPSCs"); only a plain lower-case word is capitalised.
+    if re.fullmatch(r"[a-z][a-z'-]*", first):
+        return text[0].upper() + text[1:]
+    return text
+
+
+def _bare(word: str) -> str:
+    return word.lower().strip(",;:()")
+
+
+def _predicate_start(rest: list[str]) -> int | None:
+    """Where the predicate begins after a copula; the subject keeps at least one word."""
+    for index in range(1, len(rest)):
+        word, previous = _bare(rest[index]), _bare(rest[index - 1])
+        following = _bare(rest[index + 1]) if index + 1 < len(rest) else ""
+        if previous in _ARTICLES:
+            continue
+        if word in _PREDICATE_OPENERS or word == "being":
+            return index
+        if re.fullmatch(r"[a-z-]{3,}ing", word) and following in _ARTICLES:
+            return index  # "receiving the same message": a progressive predicate
+        if word in _PREDICATE_WORDS and following in _AFTER_PREDICATE:
+            return index
+        if word in _ARTICLES and previous not in _PREPOSITIONS:
+            return index
+        if _is_participle(word) and following in _AFTER_PREDICATE:
+            return index
+    for index in range(1, len(rest)):
+        word = _bare(rest[index])
+        if _bare(rest[index - 1]) in _ARTICLES:
+            continue
+        if word in _PREDICATE_WORDS or word == "being" or re.fullmatch(r"[a-z-]{3,}ing", word):
+            return index  # "being used", "receiving the same message": a progressive predicate
+    for index in range(1, len(rest)):  # weaker cues: adjective endings, or a preposition after a one-word subject
+        word = _bare(rest[index])
+        if re.fullmatch(r"[a-z-]+(?:ive|able|ible|ous|ful)", word) and _bare(rest[index - 1]) not in _ARTICLES:
+            return index
+    if len(rest) == 2:
+        return 1
+    return None
+
+
+def _is_participle(word: str) -> bool:
+    return word in _IRREGULAR_PARTICIPLES or bool(re.fullmatch(r"[a-z-]{3,}ed", word))
+
+
+def _participle_start(rest: list[str]) -> int | None:
+    bare = [_bare(word) for word in rest]
+    if "been" in bare[1:]:
+        return bare.index("been", 1)
+    for index in range(1, len(rest)):
+        if bare[index] in {"any", "a", "an"} or (_is_participle(bare[index]) and bare[index - 1] not in _ARTICLES):
+            return index
+    return None
+
+
+def _verb_start(rest: list[str]) -> int | None:
+    for index in range(1, len(rest)):
+        word, previous = _bare(rest[index]), _bare(rest[index - 1])
+        if word in VERBS and previous not in _ARTICLES and previous not in _PREPOSITIONS:
+            return index
+    for index in range(1, len(rest)):  # no known verb: the first word that looks like a base-form verb
+        word, previous = rest[index], _bare(rest[index - 1])
+        if previous in _ARTICLES or previous in _PREPOSITIONS or not re.fullmatch(r"[a-z-]+", word):
+            continue
+        plural = word.endswith("s") and not word.endswith("ss")
+        if not plural and not word.endswith(_NOUN_ENDINGS) and word not in _PREPOSITIONS | _ARTICLES:
+            return index
+    return None

@@ -1,0 +1,57 @@
+"""Fit the verifier's decision rule on the dev splits and store it beside the checkpoint (`decision.json`).
+
+    manage.py fit_verifier_rule                                  # the configured checkpoint
+    manage.py fit_verifier_rule --model var/models/verifier-v2 --target-precision 0.85 --min-coverage 0.4
+
+The dev pairs are read the way the product reads them (the evidence tagger picks the sentences), so the rule is
+tuned on what it will see. Only dev splits are used: the rule is never chosen on a file it is scored on later.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from verifier.datasets import DEV_SPLITS, read_split
+from verifier.decision import fit_decision_rule
+from verifier.evidence_finders import evidence_finder_for
+from verifier.vectors import SentenceVectors
+from webapp.corpus import engines
+from webapp.ops.evaluate_verification import verifier_inputs
+
+
+class Command(BaseCommand):
+    help = "Fit temperature, label biases, the CONTRADICT floor and the Unclear threshold on the dev splits."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--model", type=Path, default=settings.VERIMED_VERIFIER_MODEL, help="checkpoint folder")
+        parser.add_argument("--evidence-sentences", type=int, default=3)
+        parser.add_argument("--whole-abstract", action="store_true", help="The checkpoint reads whole abstracts.")
+        parser.add_argument("--target-precision", type=float, default=0.85)
+        parser.add_argument("--min-coverage", type=float, default=0.40)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from verifier.cross_encoder import CrossEncoderVerifier
+
+        folder: Path = options["model"]
+        if not (folder / "config.json").exists():
+            raise CommandError(f"no checkpoint in {folder}")
+        classifier = CrossEncoderVerifier.load(folder)
+        vectors = SentenceVectors(engines.embedder())
+        finder = None if options["whole_abstract"] else evidence_finder_for(settings.VERIMED_EVIDENCE_MODEL, vectors)
+        dev = {}
+        for split in DEV_SPLITS:
+            pairs = read_split(settings.VERIMED_DATA_DIR, split)
+            vectors.add_pairs(pairs)
+            inputs = verifier_inputs(pairs, finder, options["evidence_sentences"])
+            self.stdout.write(f"{split.name}: {len(pairs)} dev pairs; classifying…")
+            dev[split.name] = (classifier.logits(inputs), [pair.label for pair in pairs])
+        rule = fit_decision_rule(
+            dev, target_precision=options["target_precision"], min_coverage=options["min_coverage"]
+        )
+        path = rule.save(folder)
+        self.stdout.write(json.dumps({"rule": str(path), **rule.__dict__}, default=list, indent=2))
