@@ -173,13 +173,22 @@ DEV_SPLITS = (
 )
 
 
+# Citation-Integrity marks sentence 0 as the rationale in every pair (train and dev), so a tagger trained or selected
+# on it learns "pick the first sentence" (F1 0.96 there against 0.37 for the cosine baseline). The evidence tagger
+# leaves it out of both; the verifier keeps its labels, which do not depend on where the evidence sits.
+POSITION_ARTIFACT_SPLITS = frozenset({"citation_integrity"})
+
+
 def read_split(data_root: Path, split: Split) -> list[ClaimDocumentPair]:
     return read_scifact_pairs(data_root / split.claims, data_root / split.corpus)
 
 
-def read_training_pairs(data_root: Path, *, limit: int | None = None) -> list[ClaimDocumentPair]:
-    """The pairs of every training split; `limit` keeps an evenly spaced subset of that size (a quick run)."""
-    pairs = [pair for split in TRAIN_SPLITS for pair in read_split(data_root, split)]
+def read_training_pairs(
+    data_root: Path, *, limit: int | None = None, exclude: frozenset[str] = frozenset()
+) -> list[ClaimDocumentPair]:
+    """The pairs of every training split not in `exclude`; `limit` keeps an evenly spaced subset of that size (a
+    quick run)."""
+    pairs = [pair for split in TRAIN_SPLITS if split.name not in exclude for pair in read_split(data_root, split)]
     if limit:
         pairs = pairs[:: max(1, len(pairs) // limit)][:limit]
     return pairs

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -164,7 +164,7 @@ def _macro_f1(gold: Sequence[str], predicted: Sequence[str], labels: Sequence[st
 
 
 def fit_decision_rule(
-    dev: dict[str, tuple[np.ndarray, Sequence[str]]],
+    dev: Mapping[str, tuple[np.ndarray, Sequence[str]]],
     *,
     target_precision: float = 0.85,
     min_coverage: float = 0.40,
@@ -204,7 +204,11 @@ def fit_decision_rule(
                     best, best_score = candidate, score
         for floor in [round(value, 2) for value in np.arange(0.0, 0.71, 0.05)]:
             candidate = DecisionRule(
-                labels=best.labels, temperature=temperature, bias=best.bias, contradict_floor=floor, fitted_on=names
+                labels=best.labels,
+                temperature=temperature,
+                bias=best.bias,
+                contradict_floor=floor,
+                fitted_on=tuple(names),
             )
             score = objective(candidate)
             if score > best_score + 1e-9:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sklearn.metrics import accuracy_score, precision_recall_fscore_support
@@ -42,7 +42,7 @@ def score_classifier(
     inputs: Sequence[tuple[str, str]],
     gold: Sequence[str],
     *,
-    subsets: dict[str, Sequence[bool]] | None = None,
+    subsets: Mapping[str, Sequence[bool]] | None = None,
 ) -> dict[str, Any]:
     """The report for `classifier` on (claim, passage) inputs, with its speed and what it predicted; each of
     `subsets` (a name and a mask over the inputs) gets the same report from the same predictions under its name."""
@@ -61,6 +61,8 @@ def score_classifier(
 
 
 def results_report(results: Sequence[Classification], gold: Sequence[str], *, threshold: float) -> dict[str, Any]:
+    if not gold:  # an empty subset (HealthVer dev has no document unseen in training): nothing to score
+        return {"n": 0, "macro_f1": None, "accuracy": None, "per_label": {}, "ece": None, "shown": {}, "predicted": {}}
     return {
         **classification_report(gold, [result.label for result in results]),
         **confidence_report(results, gold, threshold=threshold),

@@ -100,3 +100,15 @@ def test_a_plain_text_abstract_is_split_into_sentences(tmp_path: Path) -> None:
     [pair] = read_scifact_pairs(claims, corpus)
     assert pair.document.sentences == ("Dose was 2.5 mg vs. placebo.", "It worked.")
     assert pair.document.title == ""
+
+
+def test_citation_integrity_always_puts_its_rationale_first_and_the_tagger_leaves_it_out() -> None:
+    from verifier.datasets import POSITION_ARTIFACT_SPLITS, read_training_pairs
+
+    integrity = [split for split in (*TRAIN_SPLITS, *DEV_SPLITS) if split.name == "citation_integrity"]
+    for split in integrity:
+        rationales = [pair.rationale for pair in read_split(DATA, split) if pair.rationale]
+        assert rationales
+        assert all(rationale == (0,) for rationale in rationales)  # the artifact the tagger must not learn
+    kept = read_training_pairs(DATA, exclude=POSITION_ARTIFACT_SPLITS)
+    assert len(kept) == 919 + 5292 + 940

@@ -91,7 +91,7 @@ def test_a_killed_run_resumes_where_it_stopped_and_ends_like_an_uninterrupted_on
             resume_every=1,
         )
 
-    class Killed(Exception):
+    class KilledError(Exception):
         pass
 
     progress: list[str] = []
@@ -106,18 +106,18 @@ def test_a_killed_run_resumes_where_it_stopped_and_ends_like_an_uninterrupted_on
         original(self, *args, **kwargs)  # type: ignore[arg-type]
         steps.append(1)
         if len(steps) == 5:  # 3 steps and the end of epoch 1, then the first step of epoch 2: die there
-            raise Killed
+            raise KilledError
 
     ResumePoint.save = save_then_maybe_die  # type: ignore[method-assign]
     try:
-        with pytest.raises(Killed):
+        with pytest.raises(KilledError):
             train_verifier(config("resumed"), train, dev, on_progress=kill_after_four_steps)
     finally:
         ResumePoint.save = original  # type: ignore[method-assign]
     assert (tmp_path / "resumed" / RESUME_FILE).exists()
 
     resumed = train_verifier(config("resumed"), train, dev, on_progress=progress.append)
-    straight = train_verifier(config("straight"), train, dev, on_progress=lambda message: None)
+    train_verifier(config("straight"), train, dev, on_progress=lambda message: None)
 
     assert any("resuming at epoch 2 step 1" in message for message in progress)
     assert not (tmp_path / "resumed" / RESUME_FILE).exists()  # cleared once the run ends

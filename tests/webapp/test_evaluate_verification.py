@@ -39,6 +39,27 @@ def test_verification_report_has_the_documented_shape(claims: Path, tmp_path: Pa
     assert report["pairs_per_s"] > 0
     assert set(report["baselines"]) == {"same_model_whole_abstract", "majority_class"}
     assert report["baselines"]["majority_class"]["label"] == "SUPPORT"
+    assert 0 <= report["ece"] <= 1
+    assert set(report["shown"]) == {"threshold", "coverage", "precision"}
+    assert 0 < report["shown"]["coverage"] <= 1
+    unseen = report["unseen_documents"]
+    assert set(unseen) >= {"n", "macro_f1", "per_label", "ece", "shown"}
+    assert 0 < unseen["n"] <= report["n"]
+
+
+def test_a_peer_checkpoint_is_measured_in_the_same_run_on_the_same_pairs(claims: Path, tmp_path: Path) -> None:
+    out = tmp_path / "verification.json"
+    call_command(
+        "evaluate", "verification", "--claims", str(claims), "--corpus", str(SCIFACT / "corpus.jsonl.gz"),
+        "--judge-pairs", "0", "--peer", str(settings.VERIMED_VERIFIER_MODEL), "--json", str(out),
+    )  # fmt: skip
+    report = json.loads(out.read_text())
+    peer = report["baselines"][f"peer_{settings.VERIMED_VERIFIER_MODEL.name}"]
+    assert peer["n"] == report["n"]
+    assert peer["input"] == "evidence sentences"
+    # The same checkpoint and rule on the same inputs: the same figures.
+    assert peer["macro_f1"] == report["macro_f1"]
+    assert peer["shown"] == report["shown"]
 
 
 def test_the_raw_healthver_csv_is_read(tmp_path: Path) -> None:
@@ -63,7 +84,8 @@ def test_evidence_report_has_the_documented_shape(claims: Path, tmp_path: Path) 
     assert report["model"] == "late_fusion"
     assert report["n"] > 5
     for run in [report, *report["baselines"].values()]:
-        assert set(run) >= {"n", "precision", "recall", "f1", "top1_hit", "claims_per_s"}
+        assert set(run) >= {"n", "precision", "recall", "f1", "top1_hit", "claims_per_s", "unseen_documents"}
+        assert 0 <= run["top1_is_first_sentence"] <= 1
     assert {"closest_sentence_cosine", "bm25_top1"} <= set(report["baselines"])
 
 

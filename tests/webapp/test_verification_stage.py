@@ -56,7 +56,8 @@ def test_each_citation_gets_a_verdict_confidence_and_evidence_offsets(
             assert citation.label in ("SUPPORT", "CONTRADICT", "NO_EVIDENCE", "UNCLEAR")
             assert citation.leaning in ("SUPPORT", "CONTRADICT", "NO_EVIDENCE")
             assert citation.label in (citation.leaning, "UNCLEAR")
-            assert 1 / 3 <= citation.confidence <= 1
+            # A label bias can pick a label that is not the most probable, so only the bounds of a probability hold.
+            assert 0 < citation.confidence <= 1
             assert citation.probabilities[citation.leaning] == pytest.approx(citation.confidence)
             assert set(citation.raw_probabilities) == {"SUPPORT", "CONTRADICT", "NO_EVIDENCE"}
             assert citation.raw_label == max(citation.raw_probabilities, key=citation.raw_probabilities.__getitem__)

@@ -80,13 +80,14 @@ def score_sentence_picks(
 ) -> dict[str, Any]:
     """`pick` returns (score per sentence, 0/1 per sentence); top1_hit asks whether the best-scored sentence is gold."""
     started = time.perf_counter()
-    predicted, gold, hits = [], [], 0
+    predicted, gold, hits, first = [], [], 0, 0
     for pair in pairs:
         scores, marked = pick(pair)
         predicted.append(marked)
         gold.append(_gold(pair))
         best = int(np.argmax(scores)) if scores else -1
         hits += int(best in pair.rationale)
+        first += int(best == 0)
     seconds = time.perf_counter() - started
     precision, recall, f1 = sentence_f1(predicted, gold)
     return {
@@ -95,6 +96,9 @@ def score_sentence_picks(
         "recall": round(recall, 4),
         "f1": round(f1, 4),
         "top1_hit": round(hits / len(pairs), 4) if pairs else 0.0,
+        # A position probe: how often the best-scored sentence is the first, against how often gold has it there.
+        "top1_is_first_sentence": round(first / len(pairs), 4) if pairs else 0.0,
+        "gold_has_first_sentence": round(sum(0 in pair.rationale for pair in pairs) / len(pairs), 4) if pairs else 0.0,
         "claims_per_s": round(len(pairs) / seconds, 1) if seconds else None,
     }
 

@@ -16,7 +16,13 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from verifier.datasets import DEV_SPLITS, TRAIN_SPLITS, read_split, read_training_pairs
+from verifier.datasets import (
+    DEV_SPLITS,
+    POSITION_ARTIFACT_SPLITS,
+    TRAIN_SPLITS,
+    read_split,
+    read_training_pairs,
+)
 from verifier.evidence_model import train_tagger
 from verifier.evidence_training import early_fusion_examples, late_fusion_examples
 from verifier.vectors import SentenceVectors
@@ -43,8 +49,16 @@ class Command(BaseCommand):
             else settings.VAR_DIR / "models" / "verimed-evidence-early-fusion"
         )
         output: Path = options["output"] or default_output
-        train_pairs = read_training_pairs(data_root, limit=options["limit"])
-        dev_pairs = [pair for split in DEV_SPLITS for pair in read_split(data_root, split) if pair.rationale]
+        # Splits whose rationale always sits at one position would teach (and reward) position, not evidence.
+        excluded = POSITION_ARTIFACT_SPLITS
+        train_pairs = read_training_pairs(data_root, limit=options["limit"], exclude=excluded)
+        dev_pairs = [
+            pair
+            for split in DEV_SPLITS
+            if split.name not in excluded
+            for pair in read_split(data_root, split)
+            if pair.rationale
+        ]
         started = time.perf_counter()
         if kind == "late_fusion":
             vectors = SentenceVectors(engines.embedder())
@@ -64,7 +78,7 @@ class Command(BaseCommand):
             train_pairs=len(train),
             dev_pairs=len(dev),
             history=history,
-            train_splits=[split.name for split in TRAIN_SPLITS],
+            train_splits=[split.name for split in TRAIN_SPLITS if split.name not in excluded],
             features_seconds=round(features_seconds),
         )
         self.stdout.write(json.dumps(history[-3:]))
