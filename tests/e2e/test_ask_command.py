@@ -10,7 +10,7 @@ from tests.e2e.conftest import QUESTIONS, RunningStack
 
 pytestmark = pytest.mark.e2e
 
-LABELS = {"SUPPORT", "CONTRADICT", "NO_EVIDENCE", "NO_REFERENCE"}
+LABELS = {"SUPPORT", "CONTRADICT", "NO_EVIDENCE", "UNCLEAR", "NO_REFERENCE"}
 
 
 def test_it_answers_with_cited_and_verified_sentences(stack: RunningStack) -> None:
@@ -48,7 +48,10 @@ def test_it_answers_with_cited_and_verified_sentences(stack: RunningStack) -> No
                 assert 0 < verdict["confidence"] <= 1
                 assert all(isinstance(i, int) for i in verdict["evidence_sentences"])
                 assert len(verdict["evidence_spans"]) == len(verdict["evidence_sentences"])
-                if verdict["label"] in ("SUPPORT", "CONTRADICT"):
+                # An Unclear verdict keeps the model's leaning, and the evidence it leaned on.
+                leaning = verdict["leaning"] if verdict["label"] == "UNCLEAR" else verdict["label"]
+                assert leaning in ("SUPPORT", "CONTRADICT", "NO_EVIDENCE")
+                if leaning in ("SUPPORT", "CONTRADICT"):
                     assert verdict["evidence_sentences"], "a verdict resting on evidence shows it"
     for sentence in result["sentences"]:
         if not sentence["citations"]:
