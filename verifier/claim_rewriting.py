@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import re
 
-COPULAS = {"is": "is", "are": "are", "was": "was", "were": "were"}
+COPULAS = {"is", "are", "was", "were"}
 DO_FORMS = {"does", "do", "did"}
 MODALS = {"can", "could", "should", "would", "will", "may", "might", "must", "shall"}
 PERFECT = {"has", "have", "had"}
-AUXILIARIES = set(COPULAS) | DO_FORMS | MODALS | PERFECT
+AUXILIARIES = COPULAS | DO_FORMS | MODALS | PERFECT
 
 _ARTICLES = {"a", "an", "the"}
 _PREPOSITIONS = {
@@ -131,7 +131,7 @@ def question_to_claim(question: str) -> str | None:
         if auxiliary == "does":
             body = [*rest[:split], third_person(verb), *rest[split + 1 :]]
         elif auxiliary == "do":
-            body = [*rest[:split], *rest[split:]]
+            body = rest  # "Do nematodes contain ...": dropping "do" leaves the claim
         else:  # did and the modals stay, behind the subject
             body = [*rest[:split], auxiliary, *rest[split:]]
     sentence = prefix + " ".join(body)

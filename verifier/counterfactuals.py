@@ -57,12 +57,11 @@ DIRECTION_PAIRS = (
     ("risk factor", "protective factor"),
     ("associated with", "not associated with"),
 )
-_AUXILIARY_NEGATION = re.compile(
-    r"\b(is|are|was|were|can|could|does|do|did|has|have|had|will|may|might|should|must)\b(?!\s+not\b)", re.I
-)
-_NEGATED = re.compile(
-    r"\b(is|are|was|were|can|could|does|do|did|has|have|had|will|may|might|should|must)\s+not\s+", re.I
-)
+_AUXILIARY = r"\b(is|are|was|were|can|could|does|do|did|has|have|had|will|may|might|should|must)"
+_AUXILIARY_NEGATION = re.compile(_AUXILIARY + r"\b(?!\s+not\b)", re.I)
+_NEGATED = re.compile(_AUXILIARY + r"\s+not\s+", re.I)
+# Drug- or gene-like names: mixed case with digits ("BRCA1"), or a drug-class suffix ("rituximab", "imatinib").
+_DRUG_LIKE = re.compile(r"\b([A-Z][A-Za-z]*\d[\w-]*|[A-Za-z]+(?:mab|nib|vir|pril|sartan|statin|mycin|cillin|olol))\b")
 _NUMBER = re.compile(r"(?<![\w.\-])(\d+(?:\.\d+)?)(\s?%|\s?-?fold| percent)?(?![\w.])")
 
 
@@ -182,8 +181,7 @@ def _in_brackets(text: str, position: int) -> bool:
 def swap_term(claim: str, vocabulary: Sequence[str], rng: random.Random) -> str | None:
     """Replace a drug- or gene-like word (mixed case or digits, or a -mab/-nib/-vir/-pril/-statin/-mycin name) with
     another such word from other claims."""
-    pattern = re.compile(r"\b([A-Z][A-Za-z]*\d[\w-]*|[A-Za-z]+(?:mab|nib|vir|pril|sartan|statin|mycin|cillin|olol))\b")
-    found = [match for match in pattern.finditer(claim)]
+    found = list(_DRUG_LIKE.finditer(claim))
     if not found or not vocabulary:
         return None
     match = rng.choice(found)
@@ -194,8 +192,7 @@ def swap_term(claim: str, vocabulary: Sequence[str], rng: random.Random) -> str 
 
 
 def drug_like_terms(claims: Sequence[str]) -> list[str]:
-    pattern = re.compile(r"\b([A-Z][A-Za-z]*\d[\w-]*|[A-Za-z]+(?:mab|nib|vir|pril|sartan|statin|mycin|cillin|olol))\b")
-    return sorted({match.group(0) for claim in claims for match in pattern.finditer(claim)})
+    return sorted({match.group(0) for claim in claims for match in _DRUG_LIKE.finditer(claim)})
 
 
 def counterfactual(claim: str, rng: random.Random, vocabulary: Sequence[str] = ()) -> Counterfactual | None:

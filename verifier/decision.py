@@ -17,10 +17,11 @@ import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+from sklearn.metrics import f1_score
 
 from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT, UNCLEAR
 
@@ -153,16 +154,6 @@ def fit_temperature(logits: np.ndarray, gold: Sequence[str], labels: Sequence[st
     return round(math.exp((low + high) / 2), 4)
 
 
-def _macro_f1(gold: Sequence[str], predicted: Sequence[str], labels: Sequence[str]) -> float:
-    scores = []
-    for label in labels:
-        tp = sum(g == label and p == label for g, p in zip(gold, predicted, strict=True))
-        fp = sum(g != label and p == label for g, p in zip(gold, predicted, strict=True))
-        fn = sum(g == label and p != label for g, p in zip(gold, predicted, strict=True))
-        scores.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
-    return sum(scores) / len(scores)
-
-
 def fit_decision_rule(
     dev: Mapping[str, tuple[np.ndarray, Sequence[str]]],
     *,
@@ -185,45 +176,39 @@ def fit_decision_rule(
     calibrated = {name: rule.calibrated(dev[name][0]) for name in names}
 
     def objective(candidate: DecisionRule) -> float:
-        return float(np.mean([_macro_f1(dev[n][1], candidate.decide_labels(calibrated[n]), labels) for n in names]))
+        return float(
+            np.mean(
+                [
+                    f1_score(
+                        dev[n][1],
+                        candidate.decide_labels(calibrated[n]),
+                        labels=list(labels),
+                        average="macro",
+                        zero_division=0,
+                    )
+                    for n in names
+                ]
+            )
+        )
 
     grid = [round(value, 2) for value in np.arange(-1.5, 1.51, 0.1)]
     best, best_score = rule, objective(rule)
     for _ in range(2):
         for label in (CONTRADICT, NO_EVIDENCE):  # SUPPORT stays 0: only differences between biases matter
             for value in grid:
-                candidate = DecisionRule(
-                    labels=best.labels,
-                    temperature=temperature,
-                    bias={**best.bias, label: value},
-                    contradict_floor=best.contradict_floor,
-                    fitted_on=best.fitted_on,
-                )
+                candidate = replace(best, bias={**best.bias, label: value})
                 score = objective(candidate)
                 if score > best_score + 1e-9:
                     best, best_score = candidate, score
         for floor in [round(value, 2) for value in np.arange(0.0, 0.71, 0.05)]:
-            candidate = DecisionRule(
-                labels=best.labels,
-                temperature=temperature,
-                bias=best.bias,
-                contradict_floor=floor,
-                fitted_on=tuple(names),
-            )
+            candidate = replace(best, contradict_floor=floor)
             score = objective(candidate)
             if score > best_score + 1e-9:
                 best, best_score = candidate, score
     threshold = choose_unclear_threshold(
         best, logits, gold_all, target_precision=target_precision, min_coverage=min_coverage
     )
-    return DecisionRule(
-        labels=best.labels,
-        temperature=temperature,
-        bias=best.bias,
-        contradict_floor=best.contradict_floor,
-        unclear_threshold=threshold,
-        fitted_on=tuple(names),
-    )
+    return replace(best, unclear_threshold=threshold)
 
 
 def choose_unclear_threshold(
@@ -241,7 +226,7 @@ def choose_unclear_threshold(
         ),
         reverse=True,
     )
-    best_threshold, best_precision = 0.0, -1.0
+    best_threshold, best_precision, reached = 0.0, -1.0, False
     hits = 0
     for count, (confidence, hit) in enumerate(ranked, start=1):
         hits += hit
@@ -250,9 +235,10 @@ def choose_unclear_threshold(
         next_confidence = ranked[count][0] if count < len(ranked) else -1.0
         if next_confidence == confidence:
             continue  # a threshold cannot split pairs of equal confidence
-        if coverage >= min_coverage and precision >= target_precision:
-            best_threshold = confidence  # keep going: a lower threshold that still reaches the target shows more
-            best_precision = 2.0
-        elif coverage >= min_coverage and best_precision < 2.0 and precision > best_precision:
+        if coverage < min_coverage:
+            continue
+        if precision >= target_precision:
+            best_threshold, reached = confidence, True  # keep going: a lower one that still reaches it shows more
+        elif not reached and precision > best_precision:
             best_threshold, best_precision = confidence, precision
     return math.floor(best_threshold * 1e6) / 1e6  # rounded down: the pair that set it stays shown

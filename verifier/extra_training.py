@@ -65,18 +65,18 @@ def bioasq_pairs(data_root: Path, *, exclude_ids: set[str], seed: int = 13) -> l
         if question["id"] not in exclude_ids and _snippets(question)
     ]
     rng = random.Random(seed)
+    snippets = [_snippets(question) for question in questions]
     words = [_words(question["body"]) for question in questions]
-    snippet_words = [_words(" ".join(_snippets(question))) for question in questions]
+    snippet_words = [_words(" ".join(texts)) for texts in snippets]
     pairs: list[ClaimDocumentPair] = []
     for index, question in enumerate(questions):
         claim = question_to_claim(question["body"])
         answer = str(question.get("exact_answer", "")).strip().lower()
         if claim is None or answer not in ("yes", "no"):
             continue
-        snippets = _snippets(question)
-        document = Document(doc_id=f"bioasq:{question['id']}", title="", sentences=snippets)
+        document = Document(doc_id=f"bioasq:{question['id']}", title="", sentences=snippets[index])
         label = SUPPORT if answer == "yes" else CONTRADICT
-        pairs.append(ClaimDocumentPair(question["id"], claim, document, label, tuple(range(len(snippets)))))
+        pairs.append(ClaimDocumentPair(question["id"], claim, document, label, tuple(range(len(snippets[index])))))
         overlaps = [
             (len(words[index] & words[other]) / (len(words[index] | words[other]) or 1), rng.random(), other)
             for other in range(len(questions))
@@ -85,9 +85,7 @@ def bioasq_pairs(data_root: Path, *, exclude_ids: set[str], seed: int = 13) -> l
         ]
         if overlaps:
             other = max(overlaps)[2]
-            distractor = Document(
-                doc_id=f"bioasq:{questions[other]['id']}", title="", sentences=_snippets(questions[other])
-            )
+            distractor = Document(doc_id=f"bioasq:{questions[other]['id']}", title="", sentences=snippets[other])
             pairs.append(ClaimDocumentPair(question["id"], claim, distractor, NO_EVIDENCE, ()))
     return pairs
 
