@@ -11,7 +11,7 @@ PORT ?= 8000
 PIP := $(BIN)/pip --disable-pip-version-check
 INSTALL := $(PIP) install --quiet --find-links $(WHEEL_CACHE) -c requirements.lock
 
-.PHONY: run stop test lint typecheck llama-wheel chromium lock
+.PHONY: run stop test test-fast lint typecheck llama-wheel chromium lock
 
 run: $(VENV)/.installed-run
 	$(BIN)/python manage.py migrate --noinput -v0
@@ -30,9 +30,15 @@ test: $(VENV)/.installed-test chromium lint typecheck
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests: the suite is missing, failing on purpose"; exit 1; fi; \
 	exit $$status
 
+# Quick loop: no stack, no browser, no real model (the registries' fake adapters stand in where a test allows).
+test-fast: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -m "not model and not stack and not browser"
+
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	@# The import directions between webapp and the libraries ([tool.importlinter] in pyproject.toml).
+	$(BIN)/lint-imports
 
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy

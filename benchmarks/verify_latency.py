@@ -27,7 +27,7 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 
-from verifier.claims import Claim  # noqa: E402
+from generator.claims import Claim  # noqa: E402
 from verifier.datasets import DEV_SPLITS, read_split  # noqa: E402
 from verifier.verify import CitedAbstract  # noqa: E402
 from webapp.qa.pipeline import default_pipeline_settings  # noqa: E402

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from generator.llm import Message
+from generator.base import Message
 from generator.prompts import (
     ABSTRACT_BLOCK,
     ANSWER_SYSTEM,

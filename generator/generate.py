@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from rapidfuzz import fuzz
 
 from generator.answer import AnswerPrompt
+from generator.base import LLM, SamplingOptions
 from generator.citations import NormalizedAnswer, normalize_citations, strip_citations
-from generator.llm import OpenAICompatibleLLM, SamplingOptions
 from generator.prompts import CANNOT_ANSWER, EXAMPLE_ANSWER
 
 # How the models say the abstracts do not answer the question (the prompt asks for exactly that sentence).
@@ -65,7 +65,7 @@ class GeneratedAnswer:
         return CANNOT_ANSWER if self.cannot_answer else self.normalized.text
 
 
-def stream_text(llm: OpenAICompatibleLLM, prompt: AnswerPrompt, options: SamplingOptions) -> Iterator[str]:
+def stream_text(llm: LLM, prompt: AnswerPrompt, options: SamplingOptions) -> Iterator[str]:
     if prompt.style == "verifai":
         return llm.stream_completion(prompt.text, options)
     return llm.stream_chat(list(prompt.messages), options)
@@ -78,7 +78,7 @@ def is_refusal(answer: NormalizedAnswer) -> bool:
 
 
 def generate_answer(
-    llm: OpenAICompatibleLLM,
+    llm: LLM,
     prompt: AnswerPrompt,
     options: SamplingOptions,
     *,

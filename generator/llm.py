@@ -10,36 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import httpx
 import openai
 from openai.types import Completion
 from openai.types.chat import ChatCompletionChunk
 
+from generator.base import LLMSettings, Message, SamplingOptions
 from generator.errors import LLMResponseError, LLMUnavailableError
-
-Message = dict[str, str]
-ServerKind = Literal["llama.cpp", "vllm"]
-
-
-@dataclass(frozen=True)
-class LLMSettings:
-    base_url: str
-    model: str
-    api_key: str = "not-needed"
-    timeout_seconds: float = 300.0
-    max_retries: int = 2
-    # The two servers name a few sampling options and their tokenizer endpoint differently.
-    server_kind: ServerKind = "llama.cpp"
-
-
-@dataclass(frozen=True)
-class SamplingOptions:
-    max_tokens: int
-    temperature: float = 0.0
-    repetition_penalty: float = 1.0
 
 
 class OpenAICompatibleLLM:

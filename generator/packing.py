@@ -9,18 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
 
 from generator.answer import AnswerPrompt, ContextAbstract, PromptStyle, answer_prompt, clip_text
+from generator.base import TokenCounter
 
 # Tokenizer round-trips differ from a sum over pieces by a few tokens (merges at the seams); keep a margin.
 SAFETY_MARGIN_TOKENS = 32
 # Marks an abstract cut short, so the model does not take its last sentence for its conclusion.
 TRIM_MARK = " [...]"
-
-
-class TokenCounter(Protocol):
-    def count(self, text: str) -> int: ...
 
 
 @dataclass(frozen=True)

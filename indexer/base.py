@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -159,3 +160,44 @@ class Embedder(Protocol):
         """Each text's length in the model's own tokens, special tokens included."""
 
     def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+# What indexer.registry builds each adapter from, keyed by `backend`; each adapter reads the fields that apply to it.
+
+
+@dataclass(frozen=True)
+class LexicalOptions:
+    backend: str
+    folder: Path | None = None  # tantivy: the index's own folder
+    url: str = ""  # opensearch: the cluster
+    index: str = ""  # opensearch: the index name
+
+    def required_folder(self) -> Path:
+        return _required_folder(self.folder, f"the {self.backend} lexical backend")
+
+
+@dataclass(frozen=True)
+class VectorOptions:
+    backend: str
+    dimension: int
+    folder: Path | None = None  # qdrant_edge: the shard's own folder
+    url: str = ""  # qdrant: a server URL, or a folder or ":memory:" for qdrant-client's local mode
+    collection: str = ""
+    api_key: str | None = None
+
+    def required_folder(self) -> Path:
+        return _required_folder(self.folder, f"the {self.backend} vector backend")
+
+
+@dataclass(frozen=True)
+class EmbedderOptions:
+    backend: str
+    model: str  # "minilm" (the packaged all-MiniLM-L6-v2) or a sentence-transformers id or path
+    threads: int | None = None
+    cache_dir: Path | None = None  # where the ONNX backends keep their one-time export
+
+
+def _required_folder(folder: Path | None, backend: str) -> Path:
+    if folder is None:
+        raise ValueError(f"{backend} needs a folder")
+    return folder

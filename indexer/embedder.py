@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, Literal, Protocol, cast, get_args
 
 import numpy as np
 
-from indexer.base import Vectors
+from indexer.base import EmbedderOptions, Vectors
 
 MINILM = "minilm"
 
@@ -64,6 +64,11 @@ class SentenceTransformerEmbedder:
         self.cache_dir = cache_dir
         self._model: _Encoder | None = None
         self.dimension = 384 if name == MINILM else 0
+
+    @classmethod
+    def from_options(cls, options: EmbedderOptions) -> SentenceTransformerEmbedder:
+        backend = cast("Backend", options.backend)  # checked in __init__
+        return cls(options.model, threads=options.threads, backend=backend, cache_dir=options.cache_dir)
 
     def warm_up(self) -> None:
         self._encoder()
@@ -120,7 +125,10 @@ class _TorchEncoder:
         self.max_tokens = int(max_tokens)
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
-        encoded = self.model.tokenizer(list(texts), add_special_tokens=True, truncation=False)["input_ids"]
+        # Whole abstracts are counted (to cut them into chunks), never fed to the model as they are: the tokenizer's
+        # "longer than the specified maximum" warning is for ids about to be run, so counting asks it not to warn.
+        tokenize = self.model.tokenizer
+        encoded = tokenize(list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
         return [len(ids) for ids in encoded]
 
     def encode(self, texts: Sequence[str], batch_size: int) -> Vectors:

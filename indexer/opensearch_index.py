@@ -11,7 +11,7 @@ from opensearchpy import OpenSearch, helpers
 from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 from opensearchpy.exceptions import RequestError, TransportError
 
-from indexer.base import NO_FILTERS, Facets, Hit, SearchFilters
+from indexer.base import NO_FILTERS, Facets, Hit, LexicalOptions, SearchFilters
 from indexer.errors import BackendUnavailableError, IndexerError
 from indexer.records import ArticleRecord
 from indexer.stopwords import query_terms
@@ -114,6 +114,10 @@ class OpenSearchIndex:
         self.timeout = timeout
         self._client: OpenSearch | None = None
         self._index_ready = False
+
+    @classmethod
+    def from_options(cls, options: LexicalOptions) -> OpenSearchIndex:
+        return cls(options.url, options.index)
 
     def warm_up(self) -> None:
         self._ensure_index()

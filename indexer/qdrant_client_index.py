@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from indexer.base import NO_FILTERS, Chunk, Hit, SearchFilters, Vectors, best_per_pmid
+from indexer.base import NO_FILTERS, Chunk, Hit, SearchFilters, VectorOptions, Vectors, best_per_pmid
 from indexer.errors import BackendUnavailableError
 from indexer.qdrant_points import (
     DEFAULT_CHUNKS_PER_ARTICLE,
@@ -57,6 +57,10 @@ class QdrantClientIndex:
         self.hnsw_ef = hnsw_ef
         self.chunks_per_article = chunks_per_article
         self._client: QdrantClient | None = None
+
+    @classmethod
+    def from_options(cls, options: VectorOptions) -> QdrantClientIndex:
+        return cls(options.url, options.collection, dimension=options.dimension, api_key=options.api_key)
 
     @property
     def remote(self) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from indexer.base import NO_FILTERS, Chunk, Hit, SearchFilters, Vectors, best_per_pmid
+from indexer.base import NO_FILTERS, Chunk, Hit, SearchFilters, VectorOptions, Vectors, best_per_pmid
 from indexer.errors import BackendUnavailableError
 from indexer.qdrant_points import (
     DEFAULT_CHUNKS_PER_ARTICLE,
@@ -55,6 +55,10 @@ class QdrantEdgeIndex:
         self.chunks_per_article = chunks_per_article
         self._shard: EdgeShard | None = None
         self._lock_file: IO[bytes] | None = None
+
+    @classmethod
+    def from_options(cls, options: VectorOptions) -> QdrantEdgeIndex:
+        return cls(options.required_folder(), dimension=options.dimension)
 
     def warm_up(self) -> None:
         self._open()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import tantivy
 
-from indexer.base import NO_FILTERS, Facets, Hit, SearchFilters
+from indexer.base import NO_FILTERS, Facets, Hit, LexicalOptions, SearchFilters
 from indexer.errors import BackendUnavailableError
 from indexer.records import ArticleRecord
 from indexer.stopwords import query_terms
@@ -73,6 +73,10 @@ class TantivyIndex:
         self.title_boost = title_boost
         self._index: tantivy.Index | None = None
         self._lock = threading.Lock()
+
+    @classmethod
+    def from_options(cls, options: LexicalOptions) -> TantivyIndex:
+        return cls(options.required_folder())
 
     def warm_up(self) -> None:
         self._open()

@@ -76,8 +76,9 @@
     const verdict = sentence.verdicts[pmid] || { label: "NO_REFERENCE", confidence: null, evidence_text: [] };
     const source = sources.get(pmid);
     const item = el("li", "panel-citation");
-    item.append(el("h3", "panel-citation-title", source && source.title ? source.title : "PMID " + pmid));
-    item.append(el("p", "meta", "PMID " + pmid + (source && source.journal ? " · " + source.journal : "") +
+    const label = window.VeriMed.sourceLabel(pmid);
+    item.append(el("h3", "panel-citation-title", source && source.title ? source.title : label));
+    item.append(el("p", "meta", label + (source && source.journal ? " · " + source.journal : "") +
       (source && source.year ? ", " + source.year : "")));
     const verdictLine = el("p");
     verdictLine.append(verdictBadge(verdict.label, verdict.confidence, verdict.leaning));
@@ -87,7 +88,7 @@
     }
     const linkable = given.has(pmid) && verdict.label !== "NO_REFERENCE";
     if (!linkable) {
-      item.append(el("p", "", "This PMID was not among the abstracts the model was given, so nothing checks it."));
+      item.append(el("p", "", "This source was not among the abstracts the model was given, so nothing checks it."));
       return item;
     }
     const evidence = verdict.evidence_text || [];

@@ -69,7 +69,7 @@
     (sentence ? sentence.citations : []).forEach((pmid) => {
       const verdict = sentence.verdicts && sentence.verdicts[pmid];
       const words = verdict && ((window.VeriMed && window.VeriMed.VERDICT_TEXT[verdict.label]) || ["", verdict.label])[1];
-      const option = el("option", "", "PMID " + pmid + (words ? " (" + words + ")" : ""));
+      const option = el("option", "", window.VeriMed.sourceLabel(pmid) + (words ? " (" + words + ")" : ""));
       option.value = pmid;
       pmidSelect.append(option);
     });

@@ -28,6 +28,9 @@
     UNCITED: ["–", "Uncited"],
   };
   const ORDER = ["retrieving", "generating", "verifying", "done"];
+  // PubMed ids are digits; a benchmark corpus's other ids (SciFact's "S2:123") are shown as they are, unlinked.
+  const isPmid = (id) => /^[0-9]+$/.test(id);
+  const sourceLabel = (id) => (isPmid(id) ? "PMID " + id : id);
 
   function el(tag, className, text) {
     const node = document.createElement(tag);
@@ -105,7 +108,7 @@
     data.retrieved.forEach((doc) => {
       if (!doc.source) return;
       const item = el("li", "source");
-      const open = el("button", "link-button", doc.source.title || "PMID " + doc.pmid);
+      const open = el("button", "link-button", doc.source.title || sourceLabel(doc.pmid));
       open.type = "button";
       open.addEventListener("click", () => openAbstract(doc.pmid, []));
       item.append(open);
@@ -116,7 +119,8 @@
       if (meta) item.append(el("span", "source-line meta", meta));
       const links = el("span", "source-line source-links");
       if (doc.source.doi) links.append(externalLink(doiUrl(doc.source.doi), "DOI " + doc.source.doi), " · ");
-      links.append(externalLink(doc.source.url, "PubMed " + doc.pmid));
+      if (doc.source.url) links.append(externalLink(doc.source.url, "PubMed " + doc.pmid));
+      else links.append(el("span", "meta", doc.pmid + " (not a PubMed record)"));
       item.append(links);
       sourcesEl.append(item);
     });
@@ -126,9 +130,9 @@
     const response = await fetch(articleUrl(pmid));
     if (!response.ok) return;
     const article = await response.json();
-    document.getElementById("abstract-title").textContent = article.title || "PMID " + article.pmid;
+    document.getElementById("abstract-title").textContent = article.title || sourceLabel(article.pmid);
     document.getElementById("abstract-meta").textContent =
-      [article.journal, article.year, "PMID " + article.pmid].filter(Boolean).join(" · ");
+      [article.journal, article.year, sourceLabel(article.pmid)].filter(Boolean).join(" · ");
     const body = document.getElementById("abstract-body");
     body.replaceChildren();
     // Evidence arrives as [start, end] character offsets into the abstract: exactly those characters are marked.
@@ -146,7 +150,7 @@
 
   dialog.querySelector(".close").addEventListener("click", () => dialog.close());
   // For the other scripts of the page (answer-panel.js): one abstract dialog, one set of verdict labels.
-  window.VeriMed = { openAbstract, VERDICT_TEXT };
+  window.VeriMed = { openAbstract, VERDICT_TEXT, sourceLabel };
 
   // The stop button works as a plain form; with JavaScript it posts in the background and the poll shows the rest.
   const cancelForm = document.getElementById("cancel-form");
@@ -174,6 +178,15 @@
         : "The model wrote " + note.written + ", which is not one of the abstracts it was given: not linked.";
       notes.append(el("li", "citation-note citation-" + note.how, text));
     });
+  }
+
+  // A verifier that could not run leaves the answer unverified: a notice takes the place of the verdict legend.
+  function showVerificationUnavailable(data) {
+    const unavailable = data.verification_status === "unavailable";
+    const notice = document.getElementById("verification-unavailable");
+    notice.textContent = unavailable ? "Verification unavailable: " + data.verification_error : "";
+    notice.hidden = !unavailable;
+    document.getElementById("verdict-legend").hidden = unavailable;
   }
 
   async function poll() {
@@ -210,6 +223,7 @@
     if (cancelForm && (data.status === "done" || data.status === "failed" || data.status === "cancelled")) {
       cancelForm.hidden = true;
     }
+    showVerificationUnavailable(data);
     document.getElementById("verified-by").textContent = data.models.verifier
       ? "Verdicts by " + data.models.verifier + (data.models.generator ? "; answer by " + data.models.generator : "") + "."
       : "";

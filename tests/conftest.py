@@ -11,6 +11,7 @@ import pytest
 from django.conf import settings
 
 from generator.serve import served_model
+from indexer.embedder import SentenceTransformerEmbedder
 from tests.support import TEST_LLM_MODEL, shared_data_dir
 
 
@@ -21,6 +22,31 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     engines.release_engines()
     if getattr(settings, "TEST_VAR_DIR", ""):
         shutil.rmtree(settings.TEST_VAR_DIR, ignore_errors=True)
+
+
+# Fixtures that load a real model or start processes: a test using one (directly or through another fixture) gets the
+# marker, so `make test-fast` can leave it out without anyone having to remember to mark it.
+MARKER_BY_FIXTURE = {
+    "minilm": "model",
+    "llm_base_url": "model",
+    "stack": "stack",
+    "page": "browser",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture in getattr(item, "fixturenames", ()):
+            if marker := MARKER_BY_FIXTURE.get(fixture):
+                item.add_marker(marker)
+
+
+@pytest.fixture(scope="session")
+def minilm() -> SentenceTransformerEmbedder:
+    """The packaged all-MiniLM-L6-v2, loaded once for the whole session."""
+    model = SentenceTransformerEmbedder()
+    model.warm_up()
+    return model
 
 
 @pytest.fixture(scope="session")

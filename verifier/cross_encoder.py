@@ -22,9 +22,9 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
+from verifier.base import Classification, ClassifierOptions
 from verifier.datasets import DatasetFormatError, normalise_label
 from verifier.decision import DecisionRule
-from verifier.pairs import Classification
 
 
 def checkpoint_labels(id2label: dict[int, str], override: Sequence[str] | None) -> tuple[str, ...]:
@@ -83,6 +83,10 @@ class CrossEncoderVerifier:
             batch_size=batch_size,
             rule=DecisionRule.load(name) if Path(name).is_dir() else None,
         )
+
+    @classmethod
+    def from_options(cls, options: ClassifierOptions) -> CrossEncoderVerifier:
+        return cls.load(options.model, labels=options.labels or None, max_length=options.max_length)
 
     @property
     def model_id(self) -> str:

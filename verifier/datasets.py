@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from verifier.sentences import sentence_texts
+from indexer.sentences import sentence_texts
 from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT
 
 LABELS: tuple[str, str, str] = (SUPPORT, CONTRADICT, NO_EVIDENCE)

@@ -1,4 +1,5 @@
-"""Training data for the evidence taggers: one tagging example per (claim, document), 1 on rationale sentences.
+"""Training the evidence taggers: one tagging example per (claim, document), 1 on rationale sentences, and the whole
+run `manage.py train_evidence` makes.
 
 Pairs without evidence are kept with all-zero labels, since at question time the tagger also reads cited
 abstracts that do not bear on the claim and should then mark nothing.
@@ -6,13 +7,24 @@ abstracts that do not bear on the claim and should then mark nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 
+from indexer.base import Embedder
 from verifier.cross_encoder import CrossEncoderVerifier
-from verifier.datasets import ClaimDocumentPair
-from verifier.evidence_model import TaggingExample, late_fusion_features
+from verifier.datasets import (
+    DEV_SPLITS,
+    POSITION_ARTIFACT_SPLITS,
+    TRAIN_SPLITS,
+    ClaimDocumentPair,
+    read_split,
+    read_training_pairs,
+)
+from verifier.evidence_model import EvidenceTagger, TaggingExample, late_fusion_features, train_tagger
 from verifier.vectors import SentenceVectors
 
 
@@ -47,3 +59,50 @@ def early_fusion_examples(pairs: Sequence[ClaimDocumentPair], encoder: CrossEnco
         )
         offset += size
     return examples
+
+
+def run_tagger_training(
+    kind: str,
+    data_root: Path,
+    output: Path,
+    *,
+    embedder: Embedder,
+    verifier_model: Path,
+    epochs: int,
+    limit: int | None,
+    write: Callable[[str], None],
+) -> EvidenceTagger:
+    """Train a `kind` tagger (late_fusion over `embedder`'s vectors, early_fusion over the readings of the verifier
+    in `verifier_model`), choose its threshold on the dev pairs with rationales and save it in `output`."""
+    # Splits whose rationale always sits at one position would teach (and reward) position, not evidence.
+    excluded = POSITION_ARTIFACT_SPLITS
+    train_pairs = read_training_pairs(data_root, limit=limit, exclude=excluded)
+    dev_pairs = [
+        pair
+        for split in DEV_SPLITS
+        if split.name not in excluded
+        for pair in read_split(data_root, split)
+        if pair.rationale
+    ]
+    started = time.perf_counter()
+    if kind == "late_fusion":
+        vectors = SentenceVectors(embedder)
+        train = late_fusion_examples(train_pairs, vectors)
+        dev = late_fusion_examples(dev_pairs, vectors)
+    else:
+        encoder = CrossEncoderVerifier.load(verifier_model, max_length=128, batch_size=64)
+        train = early_fusion_examples(train_pairs, encoder)
+        dev = early_fusion_examples(dev_pairs, encoder)
+    features_seconds = time.perf_counter() - started
+    write(f"{len(train):,} training and {len(dev):,} dev pairs featurised in {features_seconds:.0f} s")
+    tagger, history = train_tagger(train, dev, kind=kind, epochs=epochs)
+    tagger.save(
+        output,
+        train_pairs=len(train),
+        dev_pairs=len(dev),
+        history=history,
+        train_splits=[split.name for split in TRAIN_SPLITS if split.name not in excluded],
+        features_seconds=round(features_seconds),
+    )
+    write(json.dumps(history[-3:]))
+    return tagger

@@ -18,10 +18,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from indexer.sentences import sentence_texts
 from verifier.claim_rewriting import question_to_claim
 from verifier.counterfactuals import counterfactual, drug_like_terms
 from verifier.datasets import ClaimDocumentPair, Document
-from verifier.sentences import sentence_texts
 from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT
 
 BIOASQ_GOLDEN = "bioasq/golden"

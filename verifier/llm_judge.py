@@ -5,22 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
+from generator.base import ChatModel
 from generator.prompts import JUDGE_EXAMPLES, JUDGE_SYSTEM, JUDGE_USER
-from verifier.pairs import Classification
+from generator.registry import build_llm
+from verifier.base import Classification, ClassifierOptions
 
 LABELS = ("SUPPORT", "CONTRADICT", "NO_EVIDENCE")
 # Word-bounded, so "UNSUPPORTED" is not read as SUPPORT; a negated label ("NOT SUPPORTED") is caught first.
 _LABEL = re.compile(r"\b(?:SUPPORT|CONTRADICT|NO[_ ]EVIDENCE|REFUTE)", re.IGNORECASE)
 _NEGATED = re.compile(r"\b(?:NOT|NO)\s+SUPPORT", re.IGNORECASE)
-
-
-class ChatModel(Protocol):
-    @property
-    def model_id(self) -> str: ...
-
-    def complete_chat(self, messages: list[dict[str, str]], *, max_tokens: int, temperature: float = 0.0) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -50,6 +44,10 @@ def judge_messages(claim: str, evidence: str) -> list[dict[str, str]]:
 class LlmJudge:
     def __init__(self, model: ChatModel) -> None:
         self.model = model
+
+    @classmethod
+    def from_options(cls, options: ClassifierOptions) -> LlmJudge:
+        return cls(build_llm(options.required_llm()))
 
     @property
     def model_id(self) -> str:

@@ -9,9 +9,9 @@ from typing import Any
 
 from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 
+from verifier.base import Classification, PairClassifier
 from verifier.datasets import LABELS
 from verifier.decision import expected_calibration_error
-from verifier.pairs import Classification, PairClassifier
 from verifier.verdicts import UNCLEAR
 
 

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from indexer.base import Embedder
+from indexer.sentence_selection import rank_sentences
 from verifier.datasets import ClaimDocumentPair
-from verifier.evidence import rank_sentences
 
 
 class SentenceVectors:

@@ -9,23 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
-from verifier.claims import Claim
-from verifier.pairs import Classification, PairClassifier, verifier_passage
-from verifier.sentences import Span, split_sentences
+from generator.claims import Claim
+from indexer.sentences import Span, split_sentences
+from verifier.base import Classification, EvidenceFinder, PairClassifier
+from verifier.pairs import verifier_passage
 from verifier.verdicts import CONTRADICT, NO_REFERENCE, SUPPORT, overall_verdict
-
-
-class EvidenceFinder(Protocol):
-    @property
-    def model_id(self) -> str: ...
-
-    def scores(self, claim: str, sentences: Sequence[str]) -> list[float]:
-        """A score per sentence; higher is better evidence."""
-
-    def is_evidence(self, score: float) -> bool:
-        """Whether a sentence with this score is shown as evidence (the threshold chosen on dev)."""
 
 
 @dataclass(frozen=True)

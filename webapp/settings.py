@@ -220,8 +220,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("VERIMED_LOG_LEVEL", default="INFO")},
-    # One line per HTTP request to the model server drowns everything else in the worker's log.
-    "loggers": {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "openai")},
+    # One line per HTTP request to the model server drowns everything else in the worker's log; django-axes
+    # announces its version at every start, so every manage.py command would print it. Their warnings still show.
+    "loggers": {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "openai", "axes.apps")},
 }
 
 # --- Celery -------------------------------------------------------------------------------------------------
@@ -307,8 +308,8 @@ VERIMED_INGEST_DIRS = [
 ]
 VERIMED_UPLOAD_MAX_BYTES = env.int("VERIMED_UPLOAD_MAX_BYTES", default=200 * 1024 * 1024)
 VERIMED_EMBEDDING_MODEL = env.str("VERIMED_EMBEDDING_MODEL", default="minilm")
-# torch, onnx or onnx-int8 (ONNX Runtime; exported once into VERIMED_MODEL_CACHE). Changing it changes the vectors:
-# rebuild the index (`manage.py rebuild_index`) afterwards.
+# torch, onnx or onnx-int8 (ONNX Runtime; exported once into VERIMED_MODEL_CACHE); "fake" (hashed words) is for fast
+# tests only. Changing it changes the vectors: rebuild the index (`manage.py rebuild_index`) afterwards.
 VERIMED_EMBEDDING_BACKEND = env.str("VERIMED_EMBEDDING_BACKEND", default="torch")
 VERIMED_TORCH_THREADS = env.int("VERIMED_TORCH_THREADS", default=2)
 VERIMED_LLM_BASE_URL = env.str("VERIMED_LLM_BASE_URL", default="http://127.0.0.1:8081/v1")
@@ -316,7 +317,8 @@ VERIMED_LLM_MODEL = env.str("VERIMED_LLM_MODEL", default="qwen2.5-coder-1.5b-ins
 VERIMED_LLM_API_KEY = env.str("VERIMED_LLM_API_KEY", default="not-needed")
 VERIMED_LLM_TIMEOUT_SECONDS = env.float("VERIMED_LLM_TIMEOUT_SECONDS", default=300.0)
 VERIMED_LLM_MAX_RETRIES = env.int("VERIMED_LLM_MAX_RETRIES", default=2)
-# "llama.cpp" or "vllm": the two servers name the repetition penalty and their tokenizer endpoint differently.
+# "llama.cpp" or "vllm": the two servers name the repetition penalty and their tokenizer endpoint differently; "fake"
+# (no server: answers from the prompt's abstracts by word overlap) is for fast tests only.
 VERIMED_LLM_SERVER_KIND = env.str("VERIMED_LLM_SERVER_KIND", default="llama.cpp")
 # The serving model's context window in tokens (`--n_ctx` of generator.serve; vLLM's --max-model-len).
 VERIMED_LLM_CONTEXT_TOKENS = env.int("VERIMED_LLM_CONTEXT_TOKENS", default=8192)
@@ -325,7 +327,8 @@ VERIMED_PROMPT_STYLE = env.str("VERIMED_PROMPT_STYLE", default="chat")
 VERIMED_LLM_MAX_TOKENS = env.int("VERIMED_LLM_MAX_TOKENS", default=1225)
 VERIMED_LLM_TEMPERATURE = env.float("VERIMED_LLM_TEMPERATURE", default=0.0)
 VERIMED_LLM_REPETITION_PENALTY = env.float("VERIMED_LLM_REPETITION_PENALTY", default=1.1)
-# The claim verifier: "cross-encoder" (the trained checkpoint below) or "llm-judge" (the few-shot LLM).
+# The claim verifier: "cross-encoder" (the trained checkpoint below) or "llm-judge" (the few-shot LLM); "fake" (word
+# overlap) is for fast tests only.
 VERIMED_VERIFIER = env.str("VERIMED_VERIFIER", default="cross-encoder")
 # Any HF sequence-classification checkpoint by path or hub id; the default is the one trained here and committed.
 VERIMED_VERIFIER_MODEL = Path(
@@ -341,7 +344,11 @@ VERIMED_VERIFIER_INPUT = env.str("VERIMED_VERIFIER_INPUT", default="evidence")
 VERIMED_EVIDENCE_MODEL = Path(
     env.str("VERIMED_EVIDENCE_MODEL", default=str(BASE_DIR / "verifier" / "models" / "verimed-evidence-late-fusion"))
 )
-VERIMED_MAX_QUESTION_CHARS = 2000
+# "auto" (the tagger above when its folder holds one, else "ranked"), "late-fusion", "ranked" (BM25 + cosine) or
+# "fake" (word overlap, for fast tests only).
+VERIMED_EVIDENCE_FINDER = env.str("VERIMED_EVIDENCE_FINDER", default="auto")
+# The longest question accepted: the ask form's text box, the API and `question_create` all read this one value.
+VERIMED_MAX_QUESTION_CHARS = env.int("VERIMED_MAX_QUESTION_CHARS", default=2000)
 # Questions one person may ask in any hour (0: no limit); the page answers 429 past it, and so does the API.
 VERIMED_QUESTIONS_PER_HOUR = env.int("VERIMED_QUESTIONS_PER_HOUR", default=30)
 # Questions queued or running at once before new ones are refused with "busy, try again" (0: no limit): a queue

@@ -25,6 +25,7 @@ QUESTIONS = (
     "Is lambrolizumab effective for treatment of patients with melanoma ?",
 )
 OTHER_ABSTRACTS = 150
+STACK_ANSWER_TOKENS = 256
 PASSWORD = "e2e-password-not-secret"
 # One person per role; the browser tests sign in as the one a flow needs.
 USERS = {"researcher": "rita", "reviewer": "rene", "admin": "ada"}
@@ -92,7 +93,20 @@ def _write_corpus(target: Path) -> dict[str, list[str]]:
     return gold
 
 
-@pytest.fixture(scope="session", params=PROFILES)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run a stack test on every profile, or on those its `profiles` marker names.
+
+    Starting a stack and answering on it costs minutes: the browser flows run on the embedded default, and the
+    production profile keeps the end-to-end `ask` and the researcher-to-reviewer flow (what differs between the
+    profiles is below the page: the engines, the database and the broker).
+    """
+    if "stack" in metafunc.fixturenames:
+        marker = metafunc.definition.get_closest_marker("profiles")
+        profiles = marker.args if marker else PROFILES
+        metafunc.parametrize("stack", profiles, indirect=True, scope="session")
+
+
+@pytest.fixture(scope="session")
 def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
     profile: str = request.param
     var_dir = tmp_path_factory.mktemp(f"stack-{profile}")
@@ -111,6 +125,8 @@ def _started_stack(profile: str, var_dir: Path, profile_vars: dict[str, str]) ->
         "VERIMED_MODEL_CACHE": str(settings.VERIMED_MODEL_CACHE),
         "VERIMED_LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",
         "VERIMED_LLM_MODEL": TEST_LLM_MODEL,
+        # Short answers: every assertion holds on a few cited sentences, and each token costs the suite time.
+        "VERIMED_LLM_MAX_TOKENS": str(STACK_ANSWER_TOKENS),
         **profile_vars,
     }
     running = RunningStack(profile=profile, url=f"http://127.0.0.1:{port}", env=env, var_dir=var_dir, gold_pmids=gold)

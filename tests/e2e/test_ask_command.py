@@ -8,8 +8,6 @@ import pytest
 
 from tests.e2e.conftest import QUESTIONS, RunningStack
 
-pytestmark = pytest.mark.e2e
-
 LABELS = {"SUPPORT", "CONTRADICT", "NO_EVIDENCE", "UNCLEAR", "NO_REFERENCE"}
 
 

@@ -25,7 +25,7 @@ from tests.e2e.conftest import (
     sign_in,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.profiles("embedded")
 
 
 # Anything the hostile text could have turned into, had it reached the page as markup.

@@ -17,8 +17,6 @@ from playwright.sync_api import Page, expect
 from tests.e2e.conftest import ARTIFACTS, QUESTIONS, USERS, RunningStack, shot, sign_in
 from tests.e2e.contrast import AA_NORMAL_TEXT, contrast_ratio
 
-pytestmark = pytest.mark.e2e
-
 VERDICT_CLASSES = ("SUPPORT", "CONTRADICT", "NO_EVIDENCE", "UNCLEAR", "NO_REFERENCE", "UNCITED")
 COMMENT = "e2e: the cited abstract does not say this <b>at all</b>"
 
@@ -166,6 +164,7 @@ def test_a_researcher_asks_reads_the_evidence_and_flags_and_a_reviewer_resolves_
     _sign_out(page, "reviewer")
 
 
+@pytest.mark.profiles("embedded")
 def test_an_admin_uploads_a_file_and_watches_the_index_job(stack: RunningStack, page: Page, tmp_path: Path) -> None:
     upload = tmp_path / "new-abstracts.jsonl"
     upload.write_text(

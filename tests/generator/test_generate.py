@@ -1,30 +1,18 @@
-"""Tests for one streamed answer: refusals, partial text, stopping, timings, against the real llama.cpp server."""
+"""Tests for one streamed answer: refusals, partial text, timings, against the real llama.cpp server (stopping, for
+every adapter, is in test_llm_contract.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from generator.answer import ContextAbstract, answer_prompt
+from generator.answer import answer_prompt
+from generator.base import LLMSettings, SamplingOptions
 from generator.citations import normalize_citations
 from generator.generate import GeneratedAnswer, generate_answer, is_refusal, without_example_echoes
-from generator.llm import LLMSettings, OpenAICompatibleLLM, SamplingOptions
+from generator.llm import OpenAICompatibleLLM
 from generator.prompts import CANNOT_ANSWER
+from tests.generator.everolimus import ABSTRACTS, GIVEN, QUESTION
 from tests.support import TEST_LLM_MODEL
-
-GIVEN = ["31000001", "31000002"]
-ABSTRACTS = [
-    ContextAbstract(
-        GIVEN[0],
-        "Everolimus in renal transplantation.",
-        "Everolimus inhibits mTOR (mammalian target of rapamycin) and thereby blocks T-cell proliferation.",
-    ),
-    ContextAbstract(
-        GIVEN[1],
-        "Everolimus in breast cancer.",
-        "Adding everolimus to exemestane doubled progression-free survival in advanced breast cancer.",
-    ),
-]
-QUESTION = "What is the mode of action of everolimus?"
 
 
 @pytest.mark.parametrize(
@@ -97,19 +85,6 @@ def test_an_answer_streams_with_timings_and_only_given_citations(llm: OpenAIComp
     assert answer.tokens_per_s > 0
     assert partial
     assert all(answer.raw_text.startswith(text.strip()) for text in partial)
-
-
-def test_a_stop_request_ends_the_answer_early_and_marks_it_cancelled(llm: OpenAICompatibleLLM) -> None:
-    prompt = answer_prompt("chat", QUESTION, ABSTRACTS, abstract_chars=1500)
-
-    answer = generate_answer(
-        llm, prompt, SamplingOptions(max_tokens=400), given_pmids=GIVEN, should_stop=lambda: True,
-        check_every_seconds=0.0,
-    )  # fmt: skip
-
-    assert answer.cancelled
-    assert answer.chunks <= 2  # asked after the first token
-    assert not answer.cannot_answer  # a cut-short answer is not taken for a refusal
 
 
 def test_the_verifai_style_streams_through_the_completions_endpoint(llm: OpenAICompatibleLLM) -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from generator.answer import ContextAbstract, PromptStyle
-from generator.llm import LLMSettings, ServerTokenCounter
+from generator.base import LLMSettings
+from generator.llm import ServerTokenCounter
 from generator.packing import SAFETY_MARGIN_TOKENS, pack_context, prompt_budget
 from tests.support import TEST_LLM_MODEL
 

@@ -12,10 +12,8 @@ TITLE = "Metformin and cardiovascular outcomes in type 2 diabetes"
 
 
 @pytest.fixture(scope="module")
-def embedder() -> SentenceTransformerEmbedder:
-    embedder = SentenceTransformerEmbedder()
-    embedder.warm_up()
-    return embedder
+def embedder(minilm: SentenceTransformerEmbedder) -> SentenceTransformerEmbedder:
+    return minilm
 
 
 @pytest.fixture(scope="module")

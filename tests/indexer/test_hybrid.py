@@ -262,10 +262,8 @@ def test_settings_are_frozen() -> None:
 
 
 @pytest.fixture(scope="module")
-def embedder() -> SentenceTransformerEmbedder:
-    embedder = SentenceTransformerEmbedder()
-    embedder.warm_up()
-    return embedder
+def embedder(minilm: SentenceTransformerEmbedder) -> SentenceTransformerEmbedder:
+    return minilm
 
 
 @pytest.fixture(scope="module")

@@ -115,10 +115,8 @@ class Stores:
 
 
 @pytest.fixture(scope="module")
-def embedder() -> SentenceTransformerEmbedder:
-    embedder = SentenceTransformerEmbedder()
-    embedder.warm_up()
-    return embedder
+def embedder(minilm: SentenceTransformerEmbedder) -> SentenceTransformerEmbedder:
+    return minilm
 
 
 @pytest.fixture

@@ -13,10 +13,12 @@ from typing import Protocol
 import pytest
 from opensearchpy import OpenSearch
 
-from indexer.base import NO_FILTERS, Facets, Hit, LexicalIndex, SearchFilters
+from indexer.adapter_registry import UnknownAdapterError
+from indexer.base import NO_FILTERS, Facets, Hit, LexicalIndex, LexicalOptions, SearchFilters
 from indexer.errors import BackendUnavailableError
 from indexer.opensearch_index import OpenSearchIndex
 from indexer.records import ArticleRecord, Author, MeshHeading
+from indexer.registry import build_lexical_index
 from indexer.tantivy_index import TantivyIndex
 from tests.indexer.opensearch_support import fresh_index_name, running_osmem, unreachable_url
 
@@ -462,3 +464,34 @@ def test_opensearch_turns_refresh_back_on_after_a_load_that_died_with_it_off(ope
 
     settings = client.indices.get_settings(index=name, name="index.refresh_interval")
     assert "refresh_interval" not in settings.get(name, {}).get("settings", {}).get("index", {})
+
+
+# The registry
+
+
+@pytest.mark.parametrize("backend", ["tantivy", "opensearch"])
+def test_the_registry_opens_each_backend_where_its_options_say(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    url = request.getfixturevalue("opensearch_url") if backend == "opensearch" else ""
+    options = LexicalOptions(backend=backend, folder=tmp_path / "tantivy", url=url, index=fresh_index_name())
+
+    index = build_lexical_index(options)
+    index.add(RECORDS)
+
+    assert isinstance(index, {"tantivy": TantivyIndex, "opensearch": OpenSearchIndex}[backend])
+    assert pmids(index.search("Does warfarin prevent stroke?", limit=10)) == ["103"]
+    assert (tmp_path / "tantivy").is_dir() == (backend == "tantivy")
+    index.close()
+
+
+def test_the_registry_refuses_an_unknown_backend_naming_the_known_ones() -> None:
+    with pytest.raises(
+        UnknownAdapterError, match=r"unknown lexical backend 'lucene' \(available: tantivy, opensearch\)"
+    ):
+        build_lexical_index(LexicalOptions(backend="lucene"))
+
+
+def test_the_embedded_backend_needs_a_folder() -> None:
+    with pytest.raises(ValueError, match="tantivy lexical backend needs a folder"):
+        build_lexical_index(LexicalOptions(backend="tantivy"))

@@ -13,11 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.base import NO_FILTERS, Chunk, Facets, SearchFilters, VectorIndex, Vectors
+from indexer.adapter_registry import UnknownAdapterError
+from indexer.base import NO_FILTERS, Chunk, Facets, SearchFilters, VectorIndex, VectorOptions, Vectors
 from indexer.errors import BackendUnavailableError
 from indexer.qdrant_client_index import QdrantClientIndex
 from indexer.qdrant_edge_index import QdrantEdgeIndex
 from indexer.qdrant_points import payload, point_id
+from indexer.registry import build_vector_index
 
 DIMENSION = 12
 JOURNALS = ("Lancet", "BMJ", "JAMA", "Nature Medicine")
@@ -76,12 +78,14 @@ THREE_CHUNKS = "1000"  # number 0: 3 chunks
 NO_YEAR = "1004"  # number 4: no year
 
 
+# Both adapters are opened the way the product opens them, through the registry.
 def open_edge(root: Path) -> VectorIndex:
-    return QdrantEdgeIndex(root / "qdrant_edge", dimension=DIMENSION)
+    return build_vector_index(VectorOptions(backend="qdrant_edge", dimension=DIMENSION, folder=root / "qdrant_edge"))
 
 
 def open_client_local(root: Path) -> VectorIndex:
-    return QdrantClientIndex(str(root / "qdrant_local"), "chunks", dimension=DIMENSION)
+    options = VectorOptions(backend="qdrant", dimension=DIMENSION, url=str(root / "qdrant_local"), collection="chunks")
+    return build_vector_index(options)
 
 
 @pytest.fixture(params=[open_edge, open_client_local], ids=["qdrant-edge", "qdrant-client-local"])
@@ -388,3 +392,28 @@ def test_an_in_memory_client_index_works_without_storage() -> None:
         assert index.search(vector_of(THREE_CHUNKS, 2), limit=1)[0].pmid == THREE_CHUNKS
     finally:
         index.close()
+
+
+# The registry (the contract above already opens both adapters through it)
+
+
+def test_the_registry_opens_each_backend_where_its_options_say(tmp_path: Path) -> None:
+    edge = build_vector_index(VectorOptions(backend="qdrant_edge", dimension=DIMENSION, folder=tmp_path / "shard"))
+    server = build_vector_index(
+        VectorOptions(backend="qdrant", dimension=DIMENSION, url="http://127.0.0.1:9", collection="c", api_key="k")
+    )
+
+    assert isinstance(edge, QdrantEdgeIndex)
+    assert (edge.path, edge.dimension) == (tmp_path / "shard", DIMENSION)
+    assert isinstance(server, QdrantClientIndex)
+    assert (server.location, server.collection, server.api_key, server.remote) == ("http://127.0.0.1:9", "c", "k", True)
+
+
+def test_the_registry_refuses_an_unknown_backend_naming_the_known_ones() -> None:
+    with pytest.raises(UnknownAdapterError, match=r"unknown vector backend 'faiss' \(available: qdrant_edge, qdrant\)"):
+        build_vector_index(VectorOptions(backend="faiss", dimension=DIMENSION))
+
+
+def test_the_embedded_backend_needs_a_folder() -> None:
+    with pytest.raises(ValueError, match="qdrant_edge vector backend needs a folder"):
+        build_vector_index(VectorOptions(backend="qdrant_edge", dimension=DIMENSION))

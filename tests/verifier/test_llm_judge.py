@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from generator.llm import LLMSettings, OpenAICompatibleLLM
+from generator.base import LLMSettings
+from generator.llm import OpenAICompatibleLLM
 from generator.prompts import JUDGE_EXAMPLES, JUDGE_SYSTEM, JUDGE_USER
 from tests.support import TEST_LLM_MODEL
 from verifier.llm_judge import LABELS, Judgement, LlmJudge, judge_messages, parse_label

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from verifier.claims import claims_from_answer
-from verifier.pairs import Classification
+from generator.claims import claims_from_answer
+from verifier.base import Classification
 from verifier.verify import AnswerVerifier, CitationResult, CitedAbstract, overall_confidence
 
 ABSTRACT = "Background sentence. Metformin lowered HbA1c by 1.2 points. No lactic acidosis occurred."

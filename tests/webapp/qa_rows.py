@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 
-from verifier.sentences import split_sentences
+from indexer.sentences import split_sentences
 from webapp.corpus.models import Article
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
 

@@ -11,10 +11,10 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
+from indexer.sentences import sentence_texts
 from tests.webapp.qa_rows import unclear_sentence
 from tests.webapp.review_rows import ABSTRACT_A, answered_question
 from verifier.datasets import read_scifact_pairs
-from verifier.sentences import sentence_texts
 from webapp.accounts.roles import RESEARCHER, REVIEWER
 from webapp.qa.models import Question
 from webapp.review.models import Flag

@@ -10,7 +10,8 @@ import pytest
 from django.test import Client
 from pytest_django.fixtures import Settings
 
-from generator.llm import LLMSettings, ServerTokenCounter
+from generator.base import LLMSettings
+from generator.llm import ServerTokenCounter
 from indexer.records import ArticleRecord
 from tests.support import TEST_LLM_MODEL
 from webapp.qa import services

@@ -10,7 +10,7 @@ from pytest_django.fixtures import Settings
 from indexer.records import ArticleRecord
 from tests.webapp.conftest import ARTICLES
 from tests.webapp.qa_rows import UNCLEAR_PROBABILITIES, UNCLEAR_RAW_PROBABILITIES
-from verifier.pairs import Classification
+from verifier.base import Classification
 from verifier.verify import AnswerVerifier
 from webapp.corpus.models import Article
 from webapp.qa import services

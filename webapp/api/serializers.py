@@ -7,6 +7,7 @@ from typing import Any, get_args
 
 import annotated_types
 import pydantic
+from django.conf import settings
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
@@ -52,8 +53,14 @@ class TokenSerializer(serializers.Serializer):
 
 
 class QuestionCreateSerializer(serializers.Serializer):
-    # Blank and over-long text are rejected by `question_create`, whose messages the page shows too.
-    question = serializers.CharField(allow_blank=True, trim_whitespace=False, help_text="The question, in English.")
+    # Blank and over-long text are rejected by `question_create`, whose messages the page shows too; its limit is
+    # `VERIMED_MAX_QUESTION_CHARS`, the one the ask form's text box has.
+    question = serializers.CharField(
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text=f"The question, in English; at most {settings.VERIMED_MAX_QUESTION_CHARS:,} characters once "
+        "surrounding spaces are trimmed.",
+    )
     mode = serializers.ChoiceField(choices=get_args(Mode), **_documented(HybridSettings, "mode"))
     top_k = serializers.IntegerField(
         **{**_documented(HybridSettings, "top_k"), "min_value": API_TOP_K[0], "max_value": API_TOP_K[1]}
@@ -177,11 +184,13 @@ class AnswerSentenceSerializer(serializers.Serializer):
 
 
 class SourceSerializer(serializers.Serializer):
-    pmid = serializers.CharField()
+    pmid = serializers.CharField(
+        help_text="A PMID, or another corpus's id as it is (a benchmark's Semantic Scholar id `S2:123`)."
+    )
     title = serializers.CharField()
     journal = serializers.CharField()
     year = serializers.IntegerField(allow_null=True)
-    url = serializers.URLField()
+    url = serializers.URLField(allow_blank=True, help_text="The PubMed page; empty for an id that is not a PMID.")
     authors = serializers.ListField(child=serializers.CharField())
     doi = serializers.CharField(allow_blank=True)
 
@@ -215,6 +224,15 @@ class QuestionDetailSerializer(serializers.Serializer):
         "is next, else one plus the questions queued or running that were asked before it. Null after that.",
     )
     error = serializers.CharField(allow_blank=True)
+    verification_status = serializers.ChoiceField(
+        choices=Question.Verification.choices,
+        allow_null=True,
+        help_text="Null until the verify stage ends (and for a question that failed or stopped before it). "
+        "`unavailable`: the verifier could not run, so the answer and its citations stand without verdicts "
+        "(`sentences` is empty) and `verification_error` says why. Not the UNCLEAR verdict, which is the "
+        "verifier's own low confidence.",
+    )
+    verification_error = serializers.CharField(allow_blank=True, help_text="Why verification is unavailable.")
     answer = serializers.CharField(allow_blank=True, help_text="Grows while the model writes.")
     answer_raw = serializers.CharField(allow_blank=True, help_text="Exactly as the model wrote it.")
     cannot_answer = serializers.BooleanField()

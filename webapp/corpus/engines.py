@@ -12,8 +12,8 @@ from functools import cache
 
 from django.conf import settings
 
-from indexer.base import Embedder, LexicalIndex, VectorIndex
-from indexer.embedder import SentenceTransformerEmbedder
+from indexer.base import Embedder, EmbedderOptions, LexicalIndex, LexicalOptions, VectorIndex, VectorOptions
+from indexer.registry import build_embedder, build_lexical_index, build_vector_index
 from webapp.corpus.generations import active_generation
 
 _lock = threading.RLock()
@@ -24,11 +24,13 @@ _vectors: dict[str, VectorIndex] = {}
 
 @cache
 def embedder() -> Embedder:
-    return SentenceTransformerEmbedder(
-        settings.VERIMED_EMBEDDING_MODEL,
-        threads=settings.VERIMED_TORCH_THREADS,
-        backend=settings.VERIMED_EMBEDDING_BACKEND,
-        cache_dir=settings.VERIMED_MODEL_CACHE,
+    return build_embedder(
+        EmbedderOptions(
+            backend=settings.VERIMED_EMBEDDING_BACKEND,
+            model=settings.VERIMED_EMBEDDING_MODEL,
+            threads=settings.VERIMED_TORCH_THREADS,
+            cache_dir=settings.VERIMED_MODEL_CACHE,
+        )
     )
 
 
@@ -47,34 +49,28 @@ def vector_index_for(generation: str) -> VectorIndex:
 
 
 def _build_lexical(generation: str) -> LexicalIndex:
-    backend = settings.VERIMED_LEXICAL_BACKEND
-    if backend == "tantivy":
-        from indexer.tantivy_index import TantivyIndex
-
-        return TantivyIndex(settings.VERIMED_INDEX_DIR / f"tantivy-{generation}")
-    if backend == "opensearch":
-        from indexer.opensearch_index import OpenSearchIndex
-
-        return OpenSearchIndex(settings.VERIMED_OPENSEARCH_URL, f"{settings.VERIMED_OPENSEARCH_INDEX}-{generation}")
-    raise ValueError(f"unknown VERIMED_LEXICAL_BACKEND {backend!r} (available: tantivy, opensearch)")
+    # Each generation is an index of its own: a folder beside the others, or an index name with the generation.
+    return build_lexical_index(
+        LexicalOptions(
+            backend=settings.VERIMED_LEXICAL_BACKEND,
+            folder=settings.VERIMED_INDEX_DIR / f"tantivy-{generation}",
+            url=settings.VERIMED_OPENSEARCH_URL,
+            index=f"{settings.VERIMED_OPENSEARCH_INDEX}-{generation}",
+        )
+    )
 
 
 def _build_vectors(generation: str) -> VectorIndex:
-    backend = settings.VERIMED_VECTOR_BACKEND
-    if backend == "qdrant_edge":
-        from indexer.qdrant_edge_index import QdrantEdgeIndex
-
-        return QdrantEdgeIndex(settings.VERIMED_INDEX_DIR / f"qdrant_edge-{generation}", dimension=embedder_dimension())
-    if backend == "qdrant":
-        from indexer.qdrant_client_index import QdrantClientIndex
-
-        return QdrantClientIndex(
-            settings.VERIMED_QDRANT_URL,
-            f"{settings.VERIMED_QDRANT_COLLECTION}-{generation}",
+    return build_vector_index(
+        VectorOptions(
+            backend=settings.VERIMED_VECTOR_BACKEND,
             dimension=embedder_dimension(),
+            folder=settings.VERIMED_INDEX_DIR / f"qdrant_edge-{generation}",
+            url=settings.VERIMED_QDRANT_URL,
+            collection=f"{settings.VERIMED_QDRANT_COLLECTION}-{generation}",
             api_key=settings.VERIMED_QDRANT_API_KEY,
         )
-    raise ValueError(f"unknown VERIMED_VECTOR_BACKEND {backend!r} (available: qdrant_edge, qdrant)")
+    )
 
 
 def _follow_active_generation() -> str:
@@ -98,9 +94,8 @@ def vector_index() -> VectorIndex:
 
 def embedder_dimension() -> int:
     model = embedder()
-    if not model.dimension and isinstance(model, SentenceTransformerEmbedder):
-        model.warm_up()
-    return model.dimension
+    # A model other than the packaged one tells its dimension once loaded: embedding one text loads it.
+    return model.dimension or int(model.embed(["dimension"]).shape[1])
 
 
 # What the tasks routed to each queue (settings.CELERY_TASK_ROUTES) open: storing writes both indexes, embedding

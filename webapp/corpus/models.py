@@ -7,6 +7,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from webapp.corpus.source_ids import pubmed_url
+
 
 class Article(models.Model):
     pmid = models.CharField(max_length=32, unique=True)
@@ -43,10 +45,8 @@ class Article(models.Model):
 
     @property
     def url(self) -> str:
-        """Where a reader can see the source record."""
-        if self.pmid.startswith("S2:"):
-            return f"https://api.semanticscholar.org/CorpusID:{self.pmid[3:]}"
-        return f"https://pubmed.ncbi.nlm.nih.gov/{self.pmid}/"
+        """The record's PubMed page; empty for a benchmark corpus's id that is not a PMID (e.g. `S2:123`)."""
+        return pubmed_url(self.pmid)
 
 
 class IndexJob(models.Model):

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 from celery import Task, chain, group, shared_task
-from celery.exceptions import SoftTimeLimitExceeded
 
 from indexer.errors import IndexerError
 from webapp.corpus import indexing
@@ -21,11 +20,15 @@ from webapp.corpus.jobs import IndexJobRefusedError, index_job_finish
 from webapp.corpus.models import IndexJob, PubmedFile
 from webapp.corpus.rebuild_job import index_job_rebuild
 from webapp.corpus.sync import index_job_plan_sync
+from webapp.task_retries import RetryPolicy, retry_if_transient, run_retrying
 
 logger = logging.getLogger(__name__)
 
 MAX_RETRIES = 5
 RETRY_BACKOFF_SECONDS = 10
+RETRY_POLICY = RetryPolicy(
+    max_retries=MAX_RETRIES, delay_seconds=RETRY_BACKOFF_SECONDS, retry_on=(IndexerError,), backoff=2.0
+)
 # A baseline file holds ~30k citations: embedding them on two CPU cores takes far longer than a question's limit.
 _FILE_TIME_LIMITS = {"soft_time_limit": 4 * 3600, "time_limit": 4 * 3600 + 120}
 
@@ -36,24 +39,26 @@ def _run_step(task: Task, step: Callable[..., None], file_id: int) -> int:
     A failure is recorded on the file's row (and its job), not raised: the chain's later steps see the failed
     status and do nothing, and the other files of the job go on.
     """
-    try:
-        step(file_id=file_id)
-    except IndexerError as exc:
-        if exc.transient and task.request.retries < MAX_RETRIES:
-            countdown = RETRY_BACKOFF_SECONDS * 2**task.request.retries
-            indexing.pubmed_file_note(
-                file_id=file_id,
-                message=f"{_label(step)} failed ({exc}); retry {task.request.retries + 1} of {MAX_RETRIES} "
-                f"in {countdown} s",
-            )
-            raise task.retry(exc=exc, countdown=countdown) from exc
-        logger.warning("PubMed file %s failed in %s: %s", file_id, step.__name__, exc)
-        indexing.pubmed_file_fail(file_id=file_id, reason=str(exc))
-    except SoftTimeLimitExceeded:
-        indexing.pubmed_file_fail(file_id=file_id, reason=f"{step.__name__} ran past its time limit")
-    except Exception as exc:
-        logger.exception("PubMed file %s failed in %s", file_id, step.__name__)
-        indexing.pubmed_file_fail(file_id=file_id, reason=f"internal error in {step.__name__}: {exc}")
+
+    def note_retry(error: Exception, countdown: float) -> None:
+        indexing.pubmed_file_note(
+            file_id=file_id,
+            message=f"{_label(step)} failed ({error}); retry {task.request.retries + 1} of {MAX_RETRIES} "
+            f"in {countdown:g} s",
+        )
+
+    failure = run_retrying(
+        task,
+        lambda: step(file_id=file_id),
+        RETRY_POLICY,
+        describe=f"PubMed file {file_id} in {step.__name__}",
+        on_retry=note_retry,
+    )
+    if failure is not None:
+        reason = failure.reason(
+            timed_out=f"{step.__name__} ran past its time limit", internal=f"internal error in {step.__name__}"
+        )
+        indexing.pubmed_file_fail(file_id=file_id, reason=reason)
     return file_id
 
 
@@ -100,10 +105,13 @@ def index_job_sync_task(self: Task, job_id: int, base_url: str, max_files: int |
     try:
         planned = index_job_plan_sync(job_id=job_id, base_url=base_url, max_files=max_files)
     except IndexerError as exc:
-        if exc.transient and self.request.retries < MAX_RETRIES:
-            countdown = RETRY_BACKOFF_SECONDS * 2**self.request.retries
-            index_job_log(job_id=job_id, message=f"cannot list {base_url} ({exc}); retrying in {countdown} s")
-            raise self.retry(exc=exc, countdown=countdown) from exc
+        cannot_list = f"cannot list {base_url} ({exc})"
+        retry_if_transient(
+            self,
+            exc,
+            RETRY_POLICY,
+            on_retry=lambda delay: index_job_log(job_id=job_id, message=f"{cannot_list}; retrying in {delay:g} s"),
+        )
         index_job_finish(
             job_id=job_id, status=IndexJob.Status.FAILED, message=f"cannot list {base_url}: {exc}", error=str(exc)
         )

@@ -16,7 +16,9 @@ from bibtexparser.entrypoint import write_string
 from bibtexparser.library import Library
 from bibtexparser.model import Entry, Field
 
+from generator.claims import claims_from_answer
 from webapp.corpus.models import Article
+from webapp.corpus.source_ids import is_pmid, source_label
 from webapp.qa.models import Question
 
 VERDICT_LABELS = {
@@ -53,7 +55,7 @@ class Reference:
 @dataclass(frozen=True)
 class ExportedSentence:
     text: str
-    verdict: str
+    verdict: str  # empty when the answer was not verified
     markers: tuple[int, ...]  # reference numbers
     unlinked: tuple[str, ...]  # PMIDs cited that are not among the abstracts the model was given
 
@@ -67,6 +69,7 @@ class ExportedAnswer:
     references: tuple[Reference, ...]
     generator: str
     verifier: str
+    verification_unavailable: str | None = None  # why the verifier could not run; None when it ran
 
 
 def _people(article: Article) -> tuple[Person, ...]:
@@ -95,32 +98,74 @@ def _reference(number: int, article: Article) -> Reference:
     )
 
 
+@dataclass(frozen=True)
+class _CitingSentence:
+    text: str
+    verdict: str  # empty when the answer was not verified
+    citations: tuple[tuple[str, bool], ...]  # (PMID, whether the model was given it), in order
+
+
+def _verified_sentences(question: Question) -> list[_CitingSentence]:
+    # NO_REFERENCE marks a PMID the model was not given: it is never a reference, only a warning.
+    return [
+        _CitingSentence(
+            text=sentence.display_text,
+            verdict=sentence.verdict,
+            citations=tuple((c.pmid, c.label != "NO_REFERENCE") for c in sentence.citations.all()),
+        )
+        for sentence in question.sentences.all()
+    ]
+
+
+def _unverified_sentences(question: Question) -> list[_CitingSentence]:
+    # The verifier could not run, so there are no sentence rows: the answer's own citations are read from its text.
+    if question.cannot_answer:
+        return []
+    given = set(question.given_pmids)
+    return [
+        _CitingSentence(
+            text=claim.display_text,
+            verdict="",
+            citations=tuple((pmid, pmid in given) for pmid in claim.citations),
+        )
+        for claim in claims_from_answer(question.answer_text)
+    ]
+
+
+def _citing_sentences(question: Question) -> list[_CitingSentence]:
+    if question.verification_status == Question.Verification.UNAVAILABLE:
+        return _unverified_sentences(question)
+    return _verified_sentences(question)
+
+
+def exported_cited_pmids(question: Question) -> set[str]:
+    """The PMIDs whose articles `exported_answer` needs."""
+    return {pmid for sentence in _citing_sentences(question) for pmid, given in sentence.citations if given}
+
+
 def exported_answer(question: Question, articles: Mapping[str, Article]) -> ExportedAnswer:
     """The answer with its cited papers numbered in order of first citation; `articles` maps PMID to row."""
     numbers: dict[str, int] = {}
     references: list[Reference] = []
     sentences = []
-    for sentence in question.sentences.all():
+    for sentence in _citing_sentences(question):
         markers: list[int] = []
         unlinked: list[str] = []
-        for citation in sentence.citations.all():
-            # NO_REFERENCE marks a PMID the model was not given: it is never a reference, only a warning.
-            if citation.label == "NO_REFERENCE" or citation.pmid not in articles:
-                unlinked.append(citation.pmid)
+        for pmid, given in sentence.citations:
+            if not given or pmid not in articles:
+                unlinked.append(pmid)
                 continue
-            if citation.pmid not in numbers:
-                numbers[citation.pmid] = len(numbers) + 1
-                references.append(_reference(numbers[citation.pmid], articles[citation.pmid]))
-            if numbers[citation.pmid] not in markers:
-                markers.append(numbers[citation.pmid])
+            if pmid not in numbers:
+                numbers[pmid] = len(numbers) + 1
+                references.append(_reference(numbers[pmid], articles[pmid]))
+            if numbers[pmid] not in markers:
+                markers.append(numbers[pmid])
         sentences.append(
             ExportedSentence(
-                text=sentence.display_text,
-                verdict=sentence.verdict,
-                markers=tuple(markers),
-                unlinked=tuple(unlinked),
+                text=sentence.text, verdict=sentence.verdict, markers=tuple(markers), unlinked=tuple(unlinked)
             )
         )
+    unavailable = question.verification_status == Question.Verification.UNAVAILABLE
     return ExportedAnswer(
         question_id=question.pk,
         question=question.text,
@@ -129,6 +174,7 @@ def exported_answer(question: Question, articles: Mapping[str, Article]) -> Expo
         references=tuple(references),
         generator=str(question.models_used.get("generator", "")),
         verifier=str(question.models_used.get("verifier", "")),
+        verification_unavailable=question.verification_error if unavailable else None,
     )
 
 
@@ -163,7 +209,7 @@ def _reference_markdown(reference: Reference) -> str:
     parts = []
     if reference.authors:
         parts.append(_md(_author_list(reference.authors)) + ".")
-    title = _md(reference.title or f"PMID {reference.pmid}")
+    title = _md(reference.title or source_label(reference.pmid))
     parts.append(title if title.endswith((".", "?", "!")) else title + ".")
     source = f"*{_md(reference.journal)}*." if reference.journal else ""
     if reference.year:
@@ -172,7 +218,7 @@ def _reference_markdown(reference: Reference) -> str:
         parts.append(source.strip())
     if reference.doi:
         parts.append(f"DOI: <{doi_url(reference.doi)}>.")
-    parts.append(f"PubMed: <{reference.url}>")
+    parts.append(f"PubMed: <{reference.url}>" if reference.url else f"{_md(reference.pmid)} (not a PubMed record).")
     return f"{reference.number}. " + " ".join(parts)
 
 
@@ -184,11 +230,15 @@ def answer_markdown(answer: ExportedAnswer) -> str:
     if answer.verifier:
         credits.append(f"verdicts by {_md(answer.verifier)}")
     lines += [f"*{'; '.join(credits)}.*", ""]
+    if answer.verification_unavailable is not None:
+        reason = _md(answer.verification_unavailable)
+        lines += [f"**Verification unavailable:** {reason}", "", "*The sentences below carry no verdicts.*", ""]
     if answer.sentences:
         for sentence in answer.sentences:
             markers = "".join(f"\\[{number}\\]" for number in sentence.markers)
             line = f"- {_md(sentence.text)}" + (f" {markers}" if markers else "")
-            line += f" — **{VERDICT_LABELS.get(sentence.verdict, _md(sentence.verdict))}**"
+            if sentence.verdict:
+                line += f" — **{VERDICT_LABELS.get(sentence.verdict, _md(sentence.verdict))}**"
             if sentence.unlinked:
                 cited = ", ".join(f"PUBMED:{_md(pmid)}" for pmid in sentence.unlinked)
                 line += f" (cites {cited}, not one of the retrieved abstracts)"
@@ -257,7 +307,7 @@ def references_bibtex(references: Iterable[Reference]) -> str:
             "number": _latex(reference.issue),
             "pages": _latex(reference.pages).replace("-", "--"),
             "doi": reference.doi.replace("{", "").replace("}", "").replace("\\", ""),
-            "pmid": _latex(reference.pmid),
+            "pmid": _latex(reference.pmid) if is_pmid(reference.pmid) else "",
             "url": reference.url,
         }
         fields = [Field(key, value) for key, value in values.items() if value]
@@ -285,8 +335,8 @@ def references_ris(references: Iterable[Reference]) -> str:
             "end_page": _ris_text(end),
             "doi": _ris_text(reference.doi),
             "accession_number": _ris_text(reference.pmid),
-            "name_of_database": "PubMed",
-            "urls": [reference.url],
+            "name_of_database": "PubMed" if is_pmid(reference.pmid) else "",
+            "urls": [reference.url] if reference.url else [],
         }
         entries.append({key: value for key, value in entry.items() if value})
     return str(rispy.dumps(entries))

@@ -1,10 +1,11 @@
-"""The configured language model client and the tokenizer of the model it serves."""
+"""The configured language model client and the tokenizer of the model it serves, as generator.registry builds them."""
 
 from __future__ import annotations
 
 from django.conf import settings
 
-from generator.llm import LLMSettings, OpenAICompatibleLLM, ServerTokenCounter
+from generator.base import LLM, LLMSettings, TokenCounter
+from generator.registry import build_llm, build_token_counter
 from webapp.qa.pipeline import PipelineSettings
 
 
@@ -19,9 +20,9 @@ def llm_settings_for(pipeline: PipelineSettings) -> LLMSettings:
     )
 
 
-def llm_for(pipeline: PipelineSettings) -> OpenAICompatibleLLM:
-    return OpenAICompatibleLLM(llm_settings_for(pipeline))
+def llm_for(pipeline: PipelineSettings) -> LLM:
+    return build_llm(llm_settings_for(pipeline))
 
 
-def token_counter_for(pipeline: PipelineSettings) -> ServerTokenCounter:
-    return ServerTokenCounter(llm_settings_for(pipeline))
+def token_counter_for(pipeline: PipelineSettings) -> TokenCounter:
+    return build_token_counter(llm_settings_for(pipeline))

@@ -16,10 +16,23 @@ class Question(models.Model):
         FAILED = "failed"
         CANCELLED = "cancelled"
 
+    class Verification(models.TextChoices):
+        VERIFIED = "verified"
+        # The verifier could not run (its checkpoint is missing or corrupt, its server stayed down): the answer
+        # and its citations stand, without verdicts. Not the "Unclear" verdict, which is the verifier's own.
+        UNAVAILABLE = "unavailable"
+
     text = models.TextField()
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     error = models.TextField(blank=True)
+    verification_status = models.CharField(
+        max_length=16,
+        choices=Verification.choices,
+        blank=True,
+        help_text="blank until the verify stage ends (and for a question that failed or stopped before it)",
+    )
+    verification_error = models.TextField(blank=True, help_text="why verification is unavailable")
     # Grows while the model writes, so the page can show tokens as they arrive (no pub/sub needed); once the
     # model is done it holds the answer with canonical, repaired citations.
     answer_text = models.TextField(blank=True)

@@ -7,34 +7,15 @@ from typing import Literal
 from django.conf import settings
 from pydantic import BaseModel, Field, model_validator
 
-from generator.answer import PromptStyle
-from generator.llm import SamplingOptions, ServerKind
+from generator.base import ServerKind
+from generator.generation_settings import GenerationSettings
 from indexer.base import SearchFilters
 from indexer.hybrid import HybridSettings
 
 
-class GenerationSettings(BaseModel, frozen=True):
-    prompt_style: PromptStyle = Field("chat", description="chat: messages with a worked example; verifai: VerifAI's.")
-    max_tokens: int = Field(
-        1225, ge=16, le=8192, description="Upper bound on answer length in tokens (the thesis's value: 1225)."
-    )
-    temperature: float = Field(0.0, ge=0, le=2, description="0 = greedy: the same retrieval gives the same answer.")
-    repeat_penalty: float = Field(1.1, ge=1, le=2, description="Discourages loops (the thesis used 1.1).")
-    context_tokens: int = Field(8192, ge=512, description="The serving model's context window in tokens.")
-    sentences_per_abstract: int = Field(
-        4, ge=0, le=50, description="Sentences of each abstract the model sees, most relevant first; 0 = all."
-    )
-    abstract_chars: int = Field(1500, ge=200, description="Hard cap on each abstract's characters in the prompt.")
-
-    def sampling(self) -> SamplingOptions:
-        return SamplingOptions(
-            max_tokens=self.max_tokens, temperature=self.temperature, repetition_penalty=self.repeat_penalty
-        )
-
-
 class VerificationSettings(BaseModel, frozen=True):
-    verifier: Literal["cross-encoder", "llm-judge"] = Field(
-        "cross-encoder", description="The trained cross-encoder, or the few-shot LLM judge."
+    verifier: Literal["cross-encoder", "llm-judge", "fake"] = Field(
+        "cross-encoder", description="The trained cross-encoder, or the few-shot LLM judge (fake: fast tests only)."
     )
     verifier_model: str = Field("", description="The cross-encoder checkpoint (path or hub id).")
     verifier_labels: list[str] = Field(default_factory=list, description="Its output order, when not in its config.")
@@ -44,6 +25,9 @@ class VerificationSettings(BaseModel, frozen=True):
     evidence_sentences: int = Field(3, ge=1, le=10, description="Evidence sentences the verifier reads per citation.")
     max_length: int = Field(256, ge=32, le=4096, description="Tokens the cross-encoder reads per pair.")
     evidence_model: str = Field("", description="The trained evidence tagger's folder; empty: BM25 + cosine ranking.")
+    evidence_finder: Literal["auto", "late-fusion", "ranked", "fake"] = Field(
+        "auto", description="auto: the tagger when evidence_model holds one, else ranked (fake: fast tests only)."
+    )
 
 
 class RetrievalFilters(BaseModel, frozen=True):
@@ -70,7 +54,9 @@ class PipelineSettings(BaseModel, frozen=True):
     verification: VerificationSettings = VerificationSettings()
     llm_model: str = Field(description="Model name served by the OpenAI-compatible endpoint.")
     llm_base_url: str = Field(description="OpenAI-compatible endpoint (llama.cpp here, vLLM in production).")
-    llm_server_kind: ServerKind = Field("llama.cpp", description="llama.cpp or vllm: names of a few options differ.")
+    llm_server_kind: ServerKind = Field(
+        "llama.cpp", description="llama.cpp or vllm (they name a few options differently); fake: for fast tests only."
+    )
     embedding_model: str = Field(description="Sentence-transformers model used by the dense leg and evidence.")
     lexical_backend: str
     vector_backend: str
@@ -91,6 +77,7 @@ def default_pipeline_settings() -> PipelineSettings:
             verifier_labels=list(settings.VERIMED_VERIFIER_LABELS),
             input=settings.VERIMED_VERIFIER_INPUT,
             evidence_model=str(settings.VERIMED_EVIDENCE_MODEL),
+            evidence_finder=settings.VERIMED_EVIDENCE_FINDER,
         ),
         llm_model=settings.VERIMED_LLM_MODEL,
         llm_base_url=settings.VERIMED_LLM_BASE_URL,

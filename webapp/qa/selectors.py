@@ -9,9 +9,9 @@ from typing import Any
 from django.core.cache import cache
 from django.db.models import Prefetch, Q, QuerySet
 
-from verifier.sentences import split_sentences
+from indexer.sentences import split_sentences
 from webapp.corpus.models import Article
-from webapp.qa.exports import ExportedAnswer, exported_answer
+from webapp.qa.exports import ExportedAnswer, exported_answer, exported_cited_pmids
 from webapp.qa.models import AnswerSentence, Question
 from webapp.qa.queue import question_queue_position
 
@@ -57,6 +57,8 @@ def question_payload(question: Question) -> dict[str, Any]:
         "status": question.status,
         "queue_position": question_queue_position(question=question),
         "error": question.error,
+        "verification_status": question.verification_status or None,
+        "verification_error": question.verification_error,
         "answer": question.answer_text,
         "answer_raw": question.answer_raw,
         "cannot_answer": question.cannot_answer,
@@ -185,5 +187,4 @@ def question_get_shared(*, token: str) -> Question:
 
 def question_export(*, question: Question) -> ExportedAnswer:
     """The answer and its cited papers, ready for the Markdown, BibTeX and RIS writers."""
-    cited = {citation.pmid for sentence in question.sentences.all() for citation in sentence.citations.all()}
-    return exported_answer(question, Article.objects.in_bulk(cited, field_name="pmid"))
+    return exported_answer(question, Article.objects.in_bulk(exported_cited_pmids(question), field_name="pmid"))

@@ -12,15 +12,17 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
+from generator.claims import claims_from_answer
+from generator.context_focus import packed_context
 from generator.errors import GenerationError
-from generator.generate import generate_answer
+from generator.generate import GeneratedAnswer, generate_answer
+from generator.packing import PackedContext
 from generator.prompts import CANNOT_ANSWER
 from indexer.hybrid import HybridSettings, hybrid_search
-from verifier.claims import claims_from_answer
 from verifier.verify import CitedAbstract
 from webapp.corpus import engines
 from webapp.corpus.models import Article
-from webapp.qa.context import generation_context, packed_context
+from webapp.qa.context import generation_context
 from webapp.qa.llm import llm_for, token_counter_for
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
 from webapp.qa.pipeline import PipelineSettings, RetrievalFilters, default_pipeline_settings
@@ -81,11 +83,16 @@ def _rate_check(user: AbstractBaseUser | AnonymousUser | None) -> None:
         )
 
 
+def question_max_chars() -> int:
+    """The longest question accepted, in characters; the ask form's text box and the API take it from here."""
+    return int(settings.VERIMED_MAX_QUESTION_CHARS)
+
+
 def question_validate(*, text: str) -> str:
     cleaned = text.strip()
     if not cleaned:
         raise QuestionRejectedError("Please type a question.")
-    limit = settings.VERIMED_MAX_QUESTION_CHARS
+    limit = question_max_chars()
     if len(cleaned) > limit:
         raise QuestionRejectedError(f"Questions are limited to {limit:,} characters; this one has {len(cleaned):,}.")
     return cleaned
@@ -200,6 +207,16 @@ def question_generate(*, question_id: int) -> None:
     question.answer_text = question.answer_raw = ""
     question.save(update_fields=["answer_text", "answer_raw", "updated_at"])
     pipeline = _pipeline(question)
+    packed = _packed_prompt(question, pipeline)
+    if packed is None:
+        return
+    answer = _streamed_answer(question, pipeline, packed)
+    _store_answer(question, answer)
+
+
+def _packed_prompt(question: Question, pipeline: PipelineSettings) -> PackedContext | None:
+    """The focused abstracts packed into the model's window, recorded on the question; None when nothing was
+    retrieved, in which case the question is answered "cannot answer" on the spot."""
     options = pipeline.generation
     started = time.perf_counter()
     context = generation_context(question, pipeline)
@@ -208,7 +225,7 @@ def question_generate(*, question_id: int) -> None:
         question.answer_text, question.cannot_answer = CANNOT_ANSWER, True
         question.context = {"given": [], "trimmed": [], "dropped": []}
         question.save(update_fields=["answer_text", "cannot_answer", "context", "timings_ms", "updated_at"])
-        return
+        return None
     packed = packed_context(question.text, context, options, counter=token_counter_for(pipeline))
     _record_timing(question, "context", started)
     question.context = {
@@ -225,6 +242,12 @@ def question_generate(*, question_id: int) -> None:
             f"the model's {options.context_tokens}-token window."
         )
     question.save(update_fields=["context", "timings_ms", "updated_at"])
+    return packed
+
+
+def _streamed_answer(question: Question, pipeline: PipelineSettings, packed: PackedContext) -> GeneratedAnswer:
+    """The model's answer, written to the row as it streams (the page polls it) and stopped when cancelled; the
+    generation timings and the model's id are recorded on `question`, unsaved."""
     llm = llm_for(pipeline)
     first_token_seen = False
 
@@ -236,16 +259,30 @@ def question_generate(*, question_id: int) -> None:
             first_token_seen = True
         Question.objects.filter(pk=question.pk).update(**changes)
 
-    generation_started = time.perf_counter()
+    started = time.perf_counter()
     answer = generate_answer(
         llm,
         packed.prompt,
-        options.sampling(),
+        pipeline.generation.sampling(),
         given_pmids=[item.pmid for item in packed.abstracts],
         on_text=show_partial,
         should_stop=lambda: Question.objects.filter(pk=question.pk, cancel_requested=True).exists(),
         check_every_seconds=STREAM_FLUSH_SECONDS,
     )
+    _record_timing(
+        question,
+        "generation",
+        started,
+        generation_ttft=answer.ttft_ms,
+        generation_tokens_per_s=answer.tokens_per_s,
+        generation_tokens=answer.chunks,
+    )
+    question.models_used = {**question.models_used, "generator": llm.model_id}
+    return answer
+
+
+def _store_answer(question: Question, answer: GeneratedAnswer) -> None:
+    """The finished answer with canonical citations, and the notes on citations repaired or left unmatched."""
     question.refresh_from_db(fields=["first_token_at"])
     question.answer_raw = answer.raw_text
     question.answer_text = answer.text
@@ -255,15 +292,6 @@ def question_generate(*, question_id: int) -> None:
         for citation in answer.normalized.citations
         if citation.how in ("repaired", "unmatched")
     ]
-    _record_timing(
-        question,
-        "generation",
-        generation_started,
-        generation_ttft=answer.ttft_ms,
-        generation_tokens_per_s=answer.tokens_per_s,
-        generation_tokens=answer.chunks,
-    )
-    question.models_used = {**question.models_used, "generator": llm.model_id}
     if answer.cancelled:
         question.status = Question.Status.CANCELLED
     question.save(
@@ -342,12 +370,28 @@ def question_verify(*, question_id: int) -> None:
             "evidence": verifier.evidence.model_id,
         }
         question.status = Question.Status.DONE
-        question.save(update_fields=["status", "timings_ms", "models_used", "updated_at"])
+        question.verification_status, question.verification_error = Question.Verification.VERIFIED, ""
+        question.save(
+            update_fields=[
+                "status", "verification_status", "verification_error", "timings_ms", "models_used", "updated_at",
+            ]
+        )  # fmt: skip
 
 
 def question_mark_cancelled(*, question_id: int) -> None:
     Question.objects.filter(pk=question_id).exclude(status=Question.Status.DONE).update(
         status=Question.Status.CANCELLED
+    )
+
+
+def question_verification_unavailable(*, question_id: int, reason: str) -> None:
+    """The verifier could not run: the answer and its citations stand, done, without verdicts, and say why."""
+    # The verify stage writes its verdicts and "done" in one transaction, so a failed attempt left none behind.
+    Question.objects.filter(pk=question_id).update(
+        status=Question.Status.DONE,
+        verification_status=Question.Verification.UNAVAILABLE,
+        verification_error=reason[:2000],
+        updated_at=timezone.now(),
     )
 
 

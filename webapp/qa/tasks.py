@@ -2,41 +2,44 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any
 
 from celery import Task, chain, shared_task
-from celery.exceptions import SoftTimeLimitExceeded
 
 from generator.errors import GenerationError
 from indexer.errors import IndexerError
 from webapp.qa import services
-
-logger = logging.getLogger(__name__)
+from webapp.task_retries import RetryPolicy, WorkFailure, run_retrying
 
 MAX_RETRIES = 2
 RETRY_DELAY_SECONDS = 3
+RETRY_POLICY = RetryPolicy(
+    max_retries=MAX_RETRIES, delay_seconds=RETRY_DELAY_SECONDS, retry_on=(GenerationError, IndexerError)
+)
+
+
+def _attempt(task: Task, stage: Callable[..., None], question_id: int) -> WorkFailure | None:
+    """Run one stage (a cancelled question's stages do nothing); transient failures are retried."""
+
+    def work() -> None:
+        try:
+            stage(question_id=question_id)
+        except services.QuestionCancelledError:
+            services.question_mark_cancelled(question_id=question_id)
+
+    return run_retrying(task, work, RETRY_POLICY, describe=f"question {question_id} in {stage.__name__}")
 
 
 def _run_stage(task: Task, stage: Callable[..., None], question_id: int) -> int:
-    """Run one stage; transient failures are retried, anything else marks the question failed with a reason."""
-    try:
-        stage(question_id=question_id)
-    except services.QuestionCancelledError:
-        services.question_mark_cancelled(question_id=question_id)
-    except (GenerationError, IndexerError) as exc:
-        if exc.transient and task.request.retries < MAX_RETRIES:
-            raise task.retry(exc=exc, countdown=RETRY_DELAY_SECONDS) from exc
-        services.question_fail(question_id=question_id, reason=str(exc))
-        raise
-    except SoftTimeLimitExceeded:
-        services.question_fail(question_id=question_id, reason="The answer took too long and was stopped.")
-        raise
-    except Exception as exc:
-        logger.exception("question %s failed in %s", question_id, stage.__name__)
-        services.question_fail(question_id=question_id, reason=f"Internal error in {stage.__name__}: {exc}")
-        raise
+    """Run one stage; anything that is not retried marks the question failed with a reason, and fails the task."""
+    failure = _attempt(task, stage, question_id)
+    if failure is not None:
+        reason = failure.reason(
+            timed_out="The answer took too long and was stopped.", internal=f"Internal error in {stage.__name__}"
+        )
+        services.question_fail(question_id=question_id, reason=reason)
+        raise failure.error
     return question_id
 
 
@@ -56,7 +59,18 @@ def question_generate_task(self: Task, question_id: int) -> int:
 
 @shared_task(name="qa.question_verify", **_TASK_OPTIONS)
 def question_verify_task(self: Task, question_id: int) -> int:
-    return _run_stage(self, services.question_verify, question_id)
+    # The answer and its citations are stored by now: a verifier that cannot run (retries spent, a missing or
+    # corrupt checkpoint) leaves the question done with its verification marked unavailable, not failed.
+    failure = _attempt(self, services.question_verify, question_id)
+    if failure is not None:
+        services.question_verification_unavailable(
+            question_id=question_id,
+            reason=failure.reason(
+                timed_out="the verifier took too long and was stopped.",
+                internal=f"the verifier could not run ({type(failure.error).__name__})",
+            ),
+        )
+    return question_id
 
 
 def question_pipeline(question_id: int) -> Any:

@@ -1,17 +1,16 @@
-"""The verifier the settings choose, built once per worker process and reused across questions."""
+"""The verifier the settings choose, as verifier.registry builds it, once per worker process and reused."""
 
 from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
 
-from verifier.evidence_finders import evidence_finder_for
-from verifier.llm_judge import LlmJudge
-from verifier.pairs import PairClassifier
+from verifier.base import ClassifierOptions, EvidenceFinder, EvidenceFinderOptions, PairClassifier
+from verifier.registry import build_claim_classifier, build_evidence_finder
 from verifier.vectors import SentenceVectors
-from verifier.verify import AnswerVerifier, EvidenceFinder
+from verifier.verify import AnswerVerifier
 from webapp.corpus import engines
-from webapp.qa.llm import llm_for
+from webapp.qa.llm import llm_settings_for
 from webapp.qa.pipeline import PipelineSettings
 
 # About 75 MB of MiniLM vectors: a few thousand abstracts' sentences stay embedded between questions.
@@ -24,26 +23,31 @@ def sentence_vectors() -> SentenceVectors:
 
 
 @cache
-def cross_encoder(model: str, labels: tuple[str, ...], max_length: int) -> PairClassifier:
-    from verifier.cross_encoder import CrossEncoderVerifier  # torch and transformers load only where verifying
-
-    return CrossEncoderVerifier.load(model, labels=labels or None, max_length=max_length)
+def claim_classifier(options: ClassifierOptions) -> PairClassifier:
+    return build_claim_classifier(options)
 
 
 @cache
-def evidence_finder(tagger_folder: str) -> EvidenceFinder:
-    return evidence_finder_for(Path(tagger_folder), sentence_vectors())
+def evidence_finder(options: EvidenceFinderOptions) -> EvidenceFinder:
+    return build_evidence_finder(options)
 
 
 def answer_verifier(pipeline: PipelineSettings) -> AnswerVerifier:
     options = pipeline.verification
-    classifier: PairClassifier
-    if options.verifier == "llm-judge":
-        classifier = LlmJudge(llm_for(pipeline))
-    else:
-        classifier = cross_encoder(options.verifier_model, tuple(options.verifier_labels), options.max_length)
+    classifier = claim_classifier(
+        ClassifierOptions(
+            kind=options.verifier,
+            model=options.verifier_model,
+            labels=tuple(options.verifier_labels),
+            max_length=options.max_length,
+            llm=llm_settings_for(pipeline),
+        )
+    )
+    finder = evidence_finder(
+        EvidenceFinderOptions(
+            kind=options.evidence_finder, folder=Path(options.evidence_model), vectors=sentence_vectors()
+        )
+    )
     return AnswerVerifier(
-        classifier,
-        evidence_finder(options.evidence_model),
-        evidence_sentences=None if options.input == "abstract" else options.evidence_sentences,
+        classifier, finder, evidence_sentences=None if options.input == "abstract" else options.evidence_sentences
     )

@@ -45,7 +45,13 @@ def ask(request: HttpRequest) -> HttpResponse:
                 return redirect("question", question_id=question.pk)
     own = selectors.questions_history(visible=questions_visible(user=request.user), user_id=request.user.pk)
     recent = list(own[:10])
-    context = {"error": error, "text": text, "recent": recent, "form": form}
+    context = {
+        "error": error,
+        "text": text,
+        "recent": recent,
+        "form": form,
+        "max_question_chars": services.question_max_chars(),
+    }
     return render(request, "qa/ask.html", context, status=error_status if error or form.errors else 200)
 
 

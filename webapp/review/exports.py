@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db.models import Prefetch
 
-from verifier.sentences import sentence_texts
+from indexer.sentences import sentence_texts
 from verifier.verdicts import CONTRADICT, SUPPORT
 from webapp.corpus.models import Article
 from webapp.qa.models import AnswerSentence, CitationVerdict

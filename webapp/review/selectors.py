@@ -8,7 +8,7 @@ from datetime import date
 
 from django.db.models import Count, F, Q, QuerySet
 
-from verifier.sentences import split_sentences
+from indexer.sentences import split_sentences
 from webapp.accounts.roles import REVIEWER, AnyUser, user_has_role
 from webapp.corpus.models import Article
 from webapp.review.models import Flag

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import template
 
+from webapp.corpus import source_ids
 from webapp.review import display, selectors
 from webapp.review.models import Flag
 
@@ -18,6 +19,11 @@ def verdict_icon(verdict: str) -> str:
 @register.filter
 def verdict_text(verdict: str) -> str:
     return display.verdict_text(verdict)
+
+
+@register.filter
+def source_label(source_id: str) -> str:
+    return source_ids.source_label(source_id)
 
 
 @register.simple_tag

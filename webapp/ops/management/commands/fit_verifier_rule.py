@@ -16,12 +16,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from verifier.datasets import DEV_SPLITS, read_split
 from verifier.decision import fit_decision_rule
-from verifier.evidence_finders import evidence_finder_for
-from verifier.vectors import SentenceVectors
+from verifier.evaluation_inputs import dev_logits, product_reading
 from webapp.corpus import engines
-from webapp.ops.evaluate_verification import verifier_inputs
 
 
 class Command(BaseCommand):
@@ -40,16 +37,13 @@ class Command(BaseCommand):
         folder: Path = options["model"]
         if not (folder / "config.json").exists():
             raise CommandError(f"no checkpoint in {folder}")
-        classifier = CrossEncoderVerifier.load(folder)
-        vectors = SentenceVectors(engines.embedder())
-        finder = None if options["whole_abstract"] else evidence_finder_for(settings.VERIMED_EVIDENCE_MODEL, vectors)
-        dev = {}
-        for split in DEV_SPLITS:
-            pairs = read_split(settings.VERIMED_DATA_DIR, split)
-            vectors.add_pairs(pairs)
-            inputs = verifier_inputs(pairs, finder, options["evidence_sentences"])
-            self.stdout.write(f"{split.name}: {len(pairs)} dev pairs; classifying…")
-            dev[split.name] = (classifier.logits(inputs), [pair.label for pair in pairs])
+        reading = product_reading(
+            engines.embedder(),
+            settings.VERIMED_EVIDENCE_MODEL,
+            evidence_sentences=options["evidence_sentences"],
+            whole_abstract=options["whole_abstract"],
+        )
+        dev = dev_logits(CrossEncoderVerifier.load(folder), reading, settings.VERIMED_DATA_DIR, write=self.stdout.write)
         rule = fit_decision_rule(
             dev, target_precision=options["target_precision"], min_coverage=options["min_coverage"]
         )

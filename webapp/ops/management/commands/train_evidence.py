@@ -8,24 +8,13 @@ The decision threshold is chosen on the dev splits' pairs that have rationales a
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from verifier.datasets import (
-    DEV_SPLITS,
-    POSITION_ARTIFACT_SPLITS,
-    TRAIN_SPLITS,
-    read_split,
-    read_training_pairs,
-)
-from verifier.evidence_model import train_tagger
-from verifier.evidence_training import early_fusion_examples, late_fusion_examples
-from verifier.vectors import SentenceVectors
+from verifier.evidence_training import run_tagger_training
 from webapp.corpus import engines
 
 
@@ -49,37 +38,14 @@ class Command(BaseCommand):
             else settings.VAR_DIR / "models" / "verimed-evidence-early-fusion"
         )
         output: Path = options["output"] or default_output
-        # Splits whose rationale always sits at one position would teach (and reward) position, not evidence.
-        excluded = POSITION_ARTIFACT_SPLITS
-        train_pairs = read_training_pairs(data_root, limit=options["limit"], exclude=excluded)
-        dev_pairs = [
-            pair
-            for split in DEV_SPLITS
-            if split.name not in excluded
-            for pair in read_split(data_root, split)
-            if pair.rationale
-        ]
-        started = time.perf_counter()
-        if kind == "late_fusion":
-            vectors = SentenceVectors(engines.embedder())
-            train = late_fusion_examples(train_pairs, vectors)
-            dev = late_fusion_examples(dev_pairs, vectors)
-        else:
-            from verifier.cross_encoder import CrossEncoderVerifier
-
-            encoder = CrossEncoderVerifier.load(settings.VERIMED_VERIFIER_MODEL, max_length=128, batch_size=64)
-            train = early_fusion_examples(train_pairs, encoder)
-            dev = early_fusion_examples(dev_pairs, encoder)
-        features_seconds = time.perf_counter() - started
-        self.stdout.write(f"{len(train):,} training and {len(dev):,} dev pairs featurised in {features_seconds:.0f} s")
-        tagger, history = train_tagger(train, dev, kind=kind, epochs=options["epochs"])
-        tagger.save(
+        tagger = run_tagger_training(
+            kind,
+            data_root,
             output,
-            train_pairs=len(train),
-            dev_pairs=len(dev),
-            history=history,
-            train_splits=[split.name for split in TRAIN_SPLITS if split.name not in excluded],
-            features_seconds=round(features_seconds),
+            embedder=engines.embedder(),
+            verifier_model=settings.VERIMED_VERIFIER_MODEL,
+            epochs=options["epochs"],
+            limit=options["limit"],
+            write=self.stdout.write,
         )
-        self.stdout.write(json.dumps(history[-3:]))
         self.stdout.write(self.style.SUCCESS(f"{kind} tagger, threshold {tagger.threshold}, saved in {output}"))

@@ -15,16 +15,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from indexer.embedder import resolve_model_path
-from verifier.datasets import DEV_SPLITS, TRAIN_SPLITS, ClaimDocumentPair, read_split, read_training_pairs
-from verifier.extra_training import (
-    bioasq_pairs,
-    counterfactual_pairs,
-    dev_question_ids,
-    label_counts,
-    pubmedqa_pairs,
-)
-from verifier.training import TrainingConfig, build_examples, gold_free_examples, train_verifier
-from verifier.vectors import SentenceVectors
+from verifier.datasets import DEV_SPLITS, TRAIN_SPLITS
+from verifier.training import TrainingConfig
+from verifier.training_run import EXTRA_SOURCES, run_verifier_training
 from webapp.corpus import engines
 
 
@@ -65,6 +58,9 @@ class Command(BaseCommand):
         if not data_root.is_dir():
             raise CommandError(f"data directory {data_root} not found (set VERIMED_DATA_DIR)")
         input_mode = options["input_mode"]
+        extra = [name.strip() for name in options["extra"].split(",") if name.strip()]
+        if unknown := [name for name in extra if name not in EXTRA_SOURCES]:
+            raise CommandError(f"unknown extra training source {unknown[0]!r} ({', '.join(EXTRA_SOURCES)})")
         config = TrainingConfig(
             backbone=resolve_model_path(options["backbone"]),
             output=str(options["output"]),
@@ -78,49 +74,10 @@ class Command(BaseCommand):
             threads=settings.VERIMED_TORCH_THREADS,
             train_splits=[split.name for split in TRAIN_SPLITS],
             dev_splits=[split.name for split in DEV_SPLITS],
-            extra_data=[name.strip() for name in options["extra"].split(",") if name.strip()],
+            extra_data=extra,
             counterfactual_fraction=options["counterfactuals"],
         )
-        train_pairs = read_training_pairs(data_root, limit=options["limit"])
-        train_pairs += extra_pairs(data_root, config.extra_data)
-        made = counterfactual_pairs(train_pairs, fraction=config.counterfactual_fraction, seed=config.seed)
-        self.stdout.write(
-            f"{len(train_pairs):,} training pairs {label_counts(train_pairs)}; {len(made):,} counterfactual"
+        summary = run_verifier_training(
+            config, data_root, embedder=engines.embedder(), limit=options["limit"], write=self.stdout.write
         )
-        train_pairs += made
-        dev_pairs = {split.name: read_split(data_root, split) for split in DEV_SPLITS}
-        vectors = None
-        if input_mode == "evidence":
-            vectors = SentenceVectors(engines.embedder())
-            self.stdout.write("embedding claims and sentences for evidence selection…")
-            vectors.add_pairs(train_pairs)
-            for pairs in dev_pairs.values():
-                vectors.add_pairs(pairs)
-        train = build_examples(
-            train_pairs,
-            vectors,
-            input_mode=input_mode,
-            evidence_sentences=config.evidence_sentences,
-            hard_negative_fraction=config.hard_negative_fraction,
-            seed=config.seed,
-        )
-        k = config.evidence_sentences
-        choose = None if vectors is None else (lambda pair: vectors.ranked(pair.claim, pair.document.sentences)[:k])
-        dev = {name: gold_free_examples(pairs, choose) for name, pairs in dev_pairs.items()}
-        self.stdout.write(
-            f"training on {len(train):,} examples; dev: " + ", ".join(f"{n} {len(e)}" for n, e in dev.items())
-        )
-        summary = train_verifier(config, train, dev, on_progress=self.stdout.write)
         self.stdout.write(self.style.SUCCESS(f"best epoch {summary['best_epoch']}; weights in {config.output}"))
-
-
-def extra_pairs(data_root: Path, names: list[str]) -> list[ClaimDocumentPair]:
-    pairs: list[ClaimDocumentPair] = []
-    for name in names:
-        if name == "bioasq":
-            pairs += bioasq_pairs(data_root, exclude_ids=dev_question_ids(data_root))
-        elif name == "pubmedqa":
-            pairs += pubmedqa_pairs(data_root)
-        else:
-            raise CommandError(f"unknown extra training source {name!r} (bioasq, pubmedqa)")
-    return pairs

@@ -90,6 +90,8 @@ class Command(BaseCommand):
     def _print_readable(self, payload: dict[str, Any]) -> None:
         self.stdout.write(payload["answer"] or "(no answer)")
         self.stdout.write("")
+        if payload["verification_status"] == Question.Verification.UNAVAILABLE:
+            self.stdout.write(f"Verification unavailable: {payload['verification_error']}")
         for sentence in payload["sentences"]:
             labels = ", ".join(_citation_label(pmid, v) for pmid, v in sentence["verdicts"].items()) or "uncited"
             self.stdout.write(f"[{sentence['verdict']}] {sentence['display_text']}  ({labels})")

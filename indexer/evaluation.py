@@ -1,8 +1,13 @@
-"""`manage.py evaluate retrieval`: lexical, semantic and hybrid search over one corpus, against plain BM25 from the
-`bm25s` package as the peer a user would otherwise pick, scored with ir-measures (trec_eval underneath)."""
+"""Retrieval evaluation: lexical, semantic and hybrid search over one corpus, against plain BM25 from the `bm25s`
+package as the peer a user would otherwise pick, scored with ir-measures (trec_eval underneath).
+
+`evaluate_retrieval_files` is the whole run `manage.py evaluate retrieval` makes: read the inputs, build (or reuse)
+a throw-away index the way ingestion builds the real one, measure every mode, summarise the build.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import resource
 import statistics
@@ -18,10 +23,10 @@ from ir_measures import AP, P, R, nDCG
 
 from indexer.base import Embedder
 from indexer.errors import CorpusFormatError
+from indexer.evaluation_index import EvaluationIndex, build_evaluation_index
 from indexer.hybrid import HybridSettings, hybrid_search
 from indexer.readers import read_articles
 from indexer.records import ArticleRecord, ReadStats
-from webapp.ops.evaluation_index import EvaluationIndex
 
 Write = Callable[[str], None]
 Ranking = list[str]  # PMIDs, best first
@@ -224,6 +229,50 @@ def build_summary(index: EvaluationIndex, *, parse_seconds: float) -> dict[str, 
         "seconds": {stage: round(value, 2) for stage, value in seconds.items()},
         "docs_per_second": {stage: round(docs / value, 1) for stage, value in seconds.items() if value > 0},
     }
+
+
+def evaluation_index_dir(root: Path, corpus: Sequence[Path]) -> Path:
+    # One folder per corpus so that BioASQ and SciFact runs do not rebuild each other's index.
+    name = hashlib.sha256("\0".join(str(path.resolve()) for path in corpus).encode()).hexdigest()[:12]
+    return root / f"retrieval-{name}"
+
+
+def evaluate_retrieval_files(
+    *,
+    corpus: Sequence[Path],
+    questions_path: Path,
+    qrels_path: Path,
+    index_dir: Path,
+    embedder: Embedder,
+    write: Write,
+    lexical_weights: Sequence[float] = (),
+) -> dict[str, Any]:
+    """One run from the files: the questions, their qrels and the corpus, indexed into `index_dir` (reused when it
+    already holds the same documents embedded by the same model)."""
+    questions = read_questions(questions_path)
+    qrels = read_qrels(qrels_path)
+    write(f"reading {len(corpus)} corpus file(s)…")
+    records, parse_seconds = read_corpus(corpus)
+    if not records:
+        raise CorpusFormatError("the corpus holds no documents with an abstract")
+    write(f"indexing {len(records):,} documents into {index_dir} (reused when already built)…")
+    index = build_evaluation_index(records, index_dir, embedder)
+    try:
+        result = evaluate_retrieval(
+            records=records,
+            questions=questions,
+            qrels=qrels,
+            index=index,
+            embedder=embedder,
+            write=write,
+            lexical_weights=lexical_weights,
+        )
+    finally:
+        index.close()
+    result["build"] = build_summary(index, parse_seconds=parse_seconds)
+    result["embedding_model"] = embedder.model_id
+    result["corpus"] = [str(path) for path in corpus]
+    return result
 
 
 def format_retrieval_table(result: dict[str, Any]) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from verifier.claims import Claim, claims_from_answer
+from generator.claims import Claim, claims_from_answer
 
 
 def test_each_sentence_becomes_a_claim_with_its_citations() -> None:

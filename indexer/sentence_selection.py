@@ -1,7 +1,8 @@
-"""Evidence selection: the abstract sentences most likely to bear on a claim, by BM25 and embedding similarity.
+"""Sentence selection: the sentences of an abstract most likely to bear on a text, by BM25 and embedding similarity.
 
-BM25 is in the mix because embeddings alone rank negated evidence ("No cases of X occurred") low for a claim
-about X, and that sentence is exactly what a CONTRADICT verdict needs.
+Generation keeps the sentences that bear on the question; the verifier reads those that bear on a claim. BM25 is in
+the mix because embeddings alone rank negated evidence ("No cases of X occurred") low for a claim about X, and that
+sentence is exactly what a CONTRADICT verdict needs.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ def _normalised(scores: np.ndarray) -> np.ndarray:
 
 
 def rank_sentences(
-    claim: str,
+    text: str,
     sentences: Sequence[str],
-    claim_vector: np.ndarray,
+    text_vector: np.ndarray,
     sentence_vectors: np.ndarray,
     *,
     lexical_weight: float = 0.4,
@@ -31,18 +32,18 @@ def rank_sentences(
     """All sentence indices, best evidence first, from vectors computed ahead (cached per document)."""
     if not sentences:
         return []
-    cosine = (sentence_vectors @ claim_vector).astype(np.float64)
+    cosine = (sentence_vectors @ text_vector).astype(np.float64)
     tokenized = [query_terms(sentence) or ["_"] for sentence in sentences]
-    lexical = np.asarray(BM25Okapi(tokenized).get_scores(query_terms(claim)), dtype=np.float64)
+    lexical = np.asarray(BM25Okapi(tokenized).get_scores(query_terms(text)), dtype=np.float64)
     combined = lexical_weight * _normalised(lexical) + (1 - lexical_weight) * _normalised(cosine)
     return sorted(range(len(sentences)), key=lambda index: (-combined[index], index))
 
 
 def select_evidence(
-    claim: str, sentences: Sequence[str], *, embedder: Embedder, top_n: int = 2, lexical_weight: float = 0.4
+    text: str, sentences: Sequence[str], *, embedder: Embedder, top_n: int = 2, lexical_weight: float = 0.4
 ) -> list[int]:
     """Indices of the `top_n` best evidence sentences, best first."""
     if not sentences:
         return []
-    vectors = embedder.embed([claim, *sentences])
-    return rank_sentences(claim, sentences, vectors[0], vectors[1:], lexical_weight=lexical_weight)[:top_n]
+    vectors = embedder.embed([text, *sentences])
+    return rank_sentences(text, sentences, vectors[0], vectors[1:], lexical_weight=lexical_weight)[:top_n]

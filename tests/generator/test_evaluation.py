@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from webapp.ops.evaluate_generation import PubMedQAItem, evaluation_order, load_pqal, parse_stance
+from generator.evaluation import PubMedQAItem, evaluation_order, load_pqal, parse_stance
 
 DECISIONS = ["yes"] * 30 + ["no"] * 20 + ["maybe"] * 10
 

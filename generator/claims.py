@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.citations import cited_ids, strip_citations
-from verifier.sentences import split_sentences
+from indexer.sentences import split_sentences
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""`manage.py evaluate retrieval`: metrics against hand-computed values, input formats, and a real run."""
+"""Retrieval evaluation: metrics against hand-computed values, input formats, and a real run."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from django.core.management import CommandError, call_command
 
+from indexer.embedder import SentenceTransformerEmbedder
 from indexer.errors import CorpusFormatError
-from webapp.ops.evaluate_retrieval import read_qrels, read_questions, scores
+from indexer.evaluation import evaluate_retrieval_files, read_qrels, read_questions, scores
 
 RELEVANT_12 = {f"r{number}": 1 for number in range(1, 13)}
 
@@ -103,28 +103,20 @@ def bioasq_sample(tmp_path: Path, data_dir: Path) -> tuple[Path, Path, Path]:
     return corpus_path, questions_path, qrels_path
 
 
-def test_the_command_measures_every_mode_and_the_bm25s_peer_on_real_data(
-    tmp_path: Path, bioasq_sample: tuple[Path, Path, Path]
+def test_a_run_measures_every_mode_and_the_bm25s_peer_on_real_data(
+    tmp_path: Path, bioasq_sample: tuple[Path, Path, Path], minilm: SentenceTransformerEmbedder
 ) -> None:
     corpus, questions, qrels = bioasq_sample
-    out = tmp_path / "retrieval.json"
 
-    call_command(
-        "evaluate",
-        "retrieval",
-        "--corpus",
-        str(corpus),
-        "--questions",
-        str(questions),
-        "--qrels",
-        str(qrels),
-        "--index-dir",
-        str(tmp_path / "index"),
-        "--json",
-        str(out),
+    result = evaluate_retrieval_files(
+        corpus=[corpus],
+        questions_path=questions,
+        qrels_path=qrels,
+        index_dir=tmp_path / "index",
+        embedder=minilm,
+        write=lambda line: None,
     )
 
-    result = json.loads(out.read_text())
     assert result["n_questions"] == 3
     assert result["n_docs"] > 80
     assert set(result["modes"]) >= {"lexical", "semantic", "hybrid", "bm25s_baseline"}
@@ -137,17 +129,3 @@ def test_the_command_measures_every_mode_and_the_bm25s_peer_on_real_data(
     assert result["modes"]["bm25s_baseline"]["ndcg@10"] > 0.3
     assert result["build"]["docs"] == result["n_docs"]
     assert result["build"]["docs_per_second"]["embed"] > 0
-
-
-def test_the_command_reports_missing_inputs_clearly(tmp_path: Path) -> None:
-    with pytest.raises(CommandError, match="does not exist"):
-        call_command(
-            "evaluate",
-            "retrieval",
-            "--corpus",
-            str(tmp_path / "none.jsonl"),
-            "--questions",
-            str(tmp_path / "q.jsonl"),
-            "--qrels",
-            str(tmp_path / "r.tsv"),
-        )

@@ -4,7 +4,8 @@ The corpus is the PQA-L abstracts themselves (1,000, each question's own abstrac
 throw-away tantivy + qdrant-edge pair under `var/eval/`. Each question goes through the product's own path:
 hybrid retrieval of 10 abstracts, focusing, packing to the model's window with its tokenizer, streamed
 generation, citation normalisation and repair. Its stance (yes / no / maybe) is then decided by the same LLM in a
-separate short call and compared with PQA-L's `final_decision`.
+separate short call and compared with PQA-L's `final_decision`. `evaluate_pubmedqa` is the whole run
+`manage.py evaluate generation` makes, one model after another over the same questions.
 """
 
 from __future__ import annotations
@@ -14,22 +15,27 @@ import random
 import re
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from generator.answer import ContextAbstract
+from generator.base import LLM, LLMSettings, TokenCounter
 from generator.citations import NormalizedAnswer
+from generator.claims import claims_from_answer
+from generator.context_focus import focused_context, packed_context
 from generator.generate import generate_answer
-from generator.llm import OpenAICompatibleLLM, ServerTokenCounter
+from generator.generation_settings import GenerationSettings
 from generator.prompts import STANCE_SYSTEM, STANCE_USER
+from generator.registry import build_llm, build_token_counter
+from generator.serve import served_model
 from indexer.base import Embedder
+from indexer.evaluation_index import EvaluationIndex, build_evaluation_index
 from indexer.hybrid import HybridSettings, hybrid_search
 from indexer.records import ArticleRecord
-from verifier.claims import claims_from_answer
-from webapp.ops.evaluation_index import EvaluationIndex, build_evaluation_index
-from webapp.qa.context import focused_context, packed_context
-from webapp.qa.pipeline import GenerationSettings
+
+Write = Callable[[str], None]
 
 STANCES = ("yes", "no", "maybe")
 
@@ -141,8 +147,8 @@ def evaluate_generation(
     *,
     index: EvaluationIndex,
     embedder: Embedder,
-    llm: OpenAICompatibleLLM,
-    counter: ServerTokenCounter,
+    llm: LLM,
+    counter: TokenCounter,
     generation: GenerationSettings,
     retrieval: HybridSettings,
     progress: Callable[[int, GenerationRun], None] = lambda done, run: None,
@@ -219,8 +225,102 @@ def _score(
     run.cited_sentences += sum(1 for claim in claims if claim.citations)
 
 
-def print_table(summaries: Sequence[dict[str, Any]], write: Callable[[str], None]) -> None:
+def evaluate_model(
+    model: str | None,
+    items: Sequence[PubMedQAItem],
+    *,
+    endpoint: LLMSettings,
+    model_cache: Path,
+    index: EvaluationIndex,
+    embedder: Embedder,
+    generation: GenerationSettings,
+    retrieval: HybridSettings,
+    write: Write,
+) -> GenerationRun:
+    """One model's run: `model` names a packaged model served with llama.cpp for the run; None uses `endpoint`."""
+    serving: AbstractContextManager[str]
+    if model:
+        write(f"serving {model} with llama.cpp…")
+        serving = served_model(model, cache=model_cache, n_ctx=generation.context_tokens)
+    else:
+        serving = nullcontext(endpoint.base_url)
+    with serving as base_url:
+        llm_settings = replace(
+            endpoint,
+            base_url=base_url,
+            model=model or endpoint.model,
+            server_kind="llama.cpp" if model else endpoint.server_kind,
+        )
+
+        def progress(done: int, run: GenerationRun) -> None:
+            summary = run.summary()
+            write(
+                f"  {done}/{len(items)} cites own {summary['cites_own_abstract_pct']}% "
+                f"ttft p50 {summary['ttft_ms_p50']} ms stance {summary['stance_agreement_pct']}%"
+            )
+
+        return evaluate_generation(
+            items,
+            index=index,
+            embedder=embedder,
+            llm=build_llm(llm_settings),
+            counter=build_token_counter(llm_settings),
+            generation=generation,
+            retrieval=retrieval,
+            progress=progress,
+        )
+
+
+def evaluate_pubmedqa(
+    pqal_path: Path,
+    *,
+    test_ids_path: Path | None,
+    limit: int,
+    models: Sequence[str | None],
+    index_dir: Path,
+    embedder: Embedder,
+    endpoint: LLMSettings,
+    model_cache: Path,
+    generation: GenerationSettings,
+    retrieval: HybridSettings,
+    write: Write,
+) -> dict[str, Any]:
+    """The first `limit` questions (test split first) answered by each model in turn over the 1,000 PQA-L abstracts;
+    `test_ids_path` defaults to `test_ground_truth.json` beside the PQA-L file."""
+    items = load_pqal(pqal_path)
+    chosen = evaluation_order(items, test_ids_path or pqal_path.with_name("test_ground_truth.json"))[:limit]
+    write(f"indexing {len(items):,} PQA-L abstracts (reused when already built)…")
+    index = build_index(items, index_dir, embedder)
+    runs: list[GenerationRun] = []
+    try:
+        for model in models:
+            runs.append(
+                evaluate_model(
+                    model,
+                    chosen,
+                    endpoint=endpoint,
+                    model_cache=model_cache,
+                    index=index,
+                    embedder=embedder,
+                    generation=generation,
+                    retrieval=retrieval,
+                    write=write,
+                )
+            )
+    finally:
+        index.close()
+    return {
+        "n_questions": len(chosen),
+        "corpus": f"{len(items)} PQA-L abstracts ({pqal_path.name})",
+        "runs": [run.summary() for run in runs],
+        "examples": {run.model: run.examples for run in runs},
+    }
+
+
+def format_generation_table(report: dict[str, Any]) -> str:
+    summaries = report["runs"]
     keys = [key for key in summaries[0] if key not in ("stance_counts", "stance_method", "model")]
-    write(f"{'metric':34}" + "".join(f"{summary['model'][:28]:>30}" for summary in summaries))
+    lines = [f"{'metric':34}" + "".join(f"{summary['model'][:28]:>30}" for summary in summaries)]
     for key in keys:
-        write(f"{key:34}" + "".join(f"{summary[key]!s:>30}" for summary in summaries))
+        lines.append(f"{key:34}" + "".join(f"{summary[key]!s:>30}" for summary in summaries))
+    return "\n".join(lines)

@@ -6,7 +6,7 @@ from itertools import pairwise
 
 import pytest
 
-from verifier.sentences import Span, split_sentences
+from indexer.sentences import Span, split_sentences
 
 
 def texts(text: str) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from indexer.embedder import SentenceTransformerEmbedder
-from verifier.evidence import select_evidence
+from indexer.sentence_selection import select_evidence
 
 ABSTRACT_SENTENCES = (
     "We randomised 400 adults with type 2 diabetes to metformin or placebo.",

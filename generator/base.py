@@ -1,0 +1,57 @@
+"""The roles a language model backend plays, as Protocols every adapter implements, and the values they exchange.
+
+generator.registry builds the adapter `LLMSettings.server_kind` names: the OpenAI-compatible client for llama.cpp's
+server and vLLM (generator.llm), or the deterministic fake for fast tests (generator.fake_llm).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+Message = dict[str, str]
+# The two servers name a few sampling options and their tokenizer endpoint differently; "fake" is no server at all.
+ServerKind = Literal["llama.cpp", "vllm", "fake"]
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    base_url: str
+    model: str
+    api_key: str = "not-needed"
+    timeout_seconds: float = 300.0
+    max_retries: int = 2
+    server_kind: ServerKind = "llama.cpp"
+
+
+@dataclass(frozen=True)
+class SamplingOptions:
+    max_tokens: int
+    temperature: float = 0.0
+    repetition_penalty: float = 1.0
+
+
+class ChatModel(Protocol):
+    """What a one-shot judge needs: a whole reply to chat messages (the LLM judge of claims)."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def complete_chat(self, messages: list[Message], *, max_tokens: int, temperature: float = 0.0) -> str: ...
+
+
+class LLM(ChatModel, Protocol):
+    """A model that writes answers: streamed chat for instruct models, a streamed plain completion for VerifAI's."""
+
+    def stream_chat(self, messages: list[Message], options: SamplingOptions) -> Iterator[str]:
+        """Text deltas as they are written, none empty; closing the generator stops the generation."""
+
+    def stream_completion(self, prompt: str, options: SamplingOptions) -> Iterator[str]:
+        """Text deltas continuing `prompt`, none empty; closing the generator stops the generation."""
+
+
+class TokenCounter(Protocol):
+    """Counts tokens the way the serving model does, to fit a prompt into its context window."""
+
+    def count(self, text: str) -> int: ...

@@ -1,0 +1,114 @@
+"""A deterministic fake language model, for fast tests only: registered as "fake", never the default of any profile.
+
+It does what the prompts ask, by word overlap instead of a model. Asked a question over abstracts (either prompt
+style), it answers with the sentence of each abstract that shares most words with the question, each ending with
+(PUBMED:<pmid>), or says the abstracts do not answer when none shares a word. Asked to judge a claim (the LLM judge's
+prompt), it replies with `overlap_label`. Text streams a word at a time, at most `max_tokens` pieces, and is the same
+on every call. Its token counter counts words and punctuation marks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from generator.base import LLMSettings, Message, SamplingOptions
+from indexer.stopwords import query_terms
+
+MODEL_ID = "fake-llm"
+REFUSAL = "The abstracts do not answer this question."
+MOST_ABSTRACTS_CITED = 3
+# A claim is judged on the evidence when at least this share of its words appears there.
+OVERLAP_FOR_A_VERDICT = 0.5
+_NEGATIONS = frozenset({"no", "not", "never", "none", "neither", "nor", "without", "cannot", "didn", "doesn", "don"})
+
+# Both prompt styles start each abstract with `abstract_id: PUBMED:<pmid>` (VerifAI's first one after a ``` fence);
+# the chat style labels title and abstract.
+_ABSTRACT = re.compile(
+    r"^(?:```)?abstract_id: PUBMED:(?P<pmid>\S+)\n(?:title: )?.*\n(?:abstract: )?(?P<text>.*)$", re.M
+)
+_QUESTION = re.compile(r"^(?:Question|Instruction): (?P<question>.*)$", re.M)
+_JUDGE = re.compile(r"Claim: (?P<claim>.*)\nEvidence: (?P<evidence>.*)\nAnswer:", re.S)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_WORD = re.compile(r"[^\W_]+")
+_PIECE = re.compile(r"\S+\s*")
+_TOKEN = re.compile(r"[^\W_]+|[^\w\s]")
+
+
+def word_overlap(claim: str, text: str) -> float:
+    """The share of the claim's words (stopwords aside) that `text` contains: 0 to 1."""
+    claim_terms = set(query_terms(claim))
+    return len(claim_terms & set(query_terms(text))) / len(claim_terms) if claim_terms else 0.0
+
+
+def overlap_label(claim: str, evidence: str) -> tuple[str, float]:
+    """SUPPORT when most of the claim's words are in the evidence, CONTRADICT when moreover exactly one of the two
+    is negated, NO_EVIDENCE otherwise; with the claim's `word_overlap` with the evidence."""
+    shared = word_overlap(claim, evidence)
+    if shared < OVERLAP_FOR_A_VERDICT:
+        return "NO_EVIDENCE", shared
+    negated = _is_negated(claim) != _is_negated(evidence)
+    return ("CONTRADICT" if negated else "SUPPORT"), shared
+
+
+def _is_negated(text: str) -> bool:
+    return bool(_NEGATIONS & set(_WORD.findall(text.lower())))
+
+
+def answer_from_prompt(prompt: str) -> str:
+    """For each abstract in the prompt, best first, its sentence sharing most words with the question, cited."""
+    question = _QUESTION.search(prompt)
+    asked = set(query_terms(question.group("question"))) if question else set()
+    sentences = []
+    for abstract in _ABSTRACT.finditer(prompt):
+        candidates = [part.strip() for part in _SENTENCE_END.split(abstract.group("text")) if part.strip()]
+        overlaps = [len(asked & set(query_terms(candidate))) for candidate in candidates]
+        if not candidates or max(overlaps) == 0:
+            continue
+        best = candidates[overlaps.index(max(overlaps))].rstrip(".!?")
+        sentences.append(f"{best} (PUBMED:{abstract.group('pmid')}).")
+        if len(sentences) == MOST_ABSTRACTS_CITED:
+            break
+    return " ".join(sentences) or REFUSAL
+
+
+def _pieces(text: str, limit: int) -> list[str]:
+    return _PIECE.findall(text)[: max(limit, 0)]
+
+
+def _last_user_turn(messages: list[Message]) -> str:
+    return next((message["content"] for message in reversed(messages) if message["role"] == "user"), "")
+
+
+class FakeLLM:
+    def __init__(self, settings: LLMSettings) -> None:
+        self.settings = settings
+
+    @property
+    def model_id(self) -> str:
+        return MODEL_ID
+
+    def stream_chat(self, messages: list[Message], options: SamplingOptions) -> Iterator[str]:
+        # The chat prompt's earlier turns hold a worked example: only the last question is answered.
+        yield from _pieces(self._reply(_last_user_turn(messages)), options.max_tokens)
+
+    def stream_completion(self, prompt: str, options: SamplingOptions) -> Iterator[str]:
+        yield from _pieces(self._reply(prompt), options.max_tokens)
+
+    def complete_chat(self, messages: list[Message], *, max_tokens: int, temperature: float = 0.0) -> str:
+        return "".join(_pieces(self._reply(_last_user_turn(messages)), max_tokens)).strip()
+
+    def _reply(self, prompt: str) -> str:
+        judged = _JUDGE.search(prompt)
+        if judged:
+            return overlap_label(judged.group("claim"), judged.group("evidence"))[0]
+        return answer_from_prompt(prompt)
+
+
+class FakeTokenCounter:
+    def __init__(self, settings: LLMSettings) -> None:
+        self.settings = settings
+
+    def count(self, text: str) -> int:
+        """Words and punctuation marks: about what a BPE tokenizer makes of English prose."""
+        return len(_TOKEN.findall(text))

@@ -1,0 +1,27 @@
+"""The settings an answer is generated with: prompt, sampling, and how much of each abstract the model sees."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from generator.answer import PromptStyle
+from generator.base import SamplingOptions
+
+
+class GenerationSettings(BaseModel, frozen=True):
+    prompt_style: PromptStyle = Field("chat", description="chat: messages with a worked example; verifai: VerifAI's.")
+    max_tokens: int = Field(
+        1225, ge=16, le=8192, description="Upper bound on answer length in tokens (the thesis's value: 1225)."
+    )
+    temperature: float = Field(0.0, ge=0, le=2, description="0 = greedy: the same retrieval gives the same answer.")
+    repeat_penalty: float = Field(1.1, ge=1, le=2, description="Discourages loops (the thesis used 1.1).")
+    context_tokens: int = Field(8192, ge=512, description="The serving model's context window in tokens.")
+    sentences_per_abstract: int = Field(
+        4, ge=0, le=50, description="Sentences of each abstract the model sees, most relevant first; 0 = all."
+    )
+    abstract_chars: int = Field(1500, ge=200, description="Hard cap on each abstract's characters in the prompt.")
+
+    def sampling(self) -> SamplingOptions:
+        return SamplingOptions(
+            max_tokens=self.max_tokens, temperature=self.temperature, repetition_penalty=self.repeat_penalty
+        )

@@ -1,0 +1,149 @@
+"""The LLM and TokenCounter contract, run against every adapter generator.registry builds: the OpenAI-compatible
+client against the real llama.cpp server, and the fake. Same assertions, different fixture."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from generator.answer import answer_prompt
+from generator.base import LLM, LLMSettings, Message, SamplingOptions, TokenCounter
+from generator.generate import generate_answer
+from generator.registry import build_llm, build_token_counter
+from indexer.adapter_registry import UnknownAdapterError
+from tests.generator.everolimus import ABSTRACTS, GIVEN, QUESTION
+from tests.support import TEST_LLM_MODEL
+
+CHAT = list(answer_prompt("chat", QUESTION, ABSTRACTS, abstract_chars=1500).messages)
+COMPLETION = answer_prompt("verifai", QUESTION, ABSTRACTS, abstract_chars=1500).text
+
+ADAPTERS = [pytest.param("llama.cpp", marks=pytest.mark.model), "fake"]
+
+
+def settings_for(kind: str, request: pytest.FixtureRequest) -> LLMSettings:
+    if kind == "fake":
+        return LLMSettings(base_url="", model="unused", server_kind="fake")
+    base_url = request.getfixturevalue("llm_base_url")
+    return LLMSettings(base_url=base_url, model=TEST_LLM_MODEL, timeout_seconds=120, server_kind="llama.cpp")
+
+
+@pytest.fixture(params=ADAPTERS)
+def llm(request: pytest.FixtureRequest) -> LLM:
+    return build_llm(settings_for(request.param, request))
+
+
+@pytest.fixture(params=ADAPTERS)
+def counter(request: pytest.FixtureRequest) -> TokenCounter:
+    return build_token_counter(settings_for(request.param, request))
+
+
+def test_it_names_its_model(llm: LLM) -> None:
+    assert isinstance(llm.model_id, str)
+    assert llm.model_id
+
+
+def test_stream_chat_yields_non_empty_deltas_that_join_into_a_reply(llm: LLM) -> None:
+    deltas = list(llm.stream_chat(CHAT, SamplingOptions(max_tokens=20)))
+
+    assert len(deltas) >= 3
+    assert all(isinstance(delta, str) and delta for delta in deltas)
+    assert "".join(deltas).strip()
+
+
+def test_stream_chat_writes_at_most_max_tokens_deltas(llm: LLM) -> None:
+    assert 1 <= len(list(llm.stream_chat(CHAT, SamplingOptions(max_tokens=4)))) <= 4
+
+
+def test_the_same_prompt_gives_the_same_text_at_temperature_zero(llm: LLM) -> None:
+    first = "".join(llm.stream_chat(CHAT, SamplingOptions(max_tokens=10)))
+    second = "".join(llm.stream_chat(CHAT, SamplingOptions(max_tokens=10)))
+
+    assert first == second
+
+
+def test_stream_completion_continues_a_plain_prompt(llm: LLM) -> None:
+    deltas = list(llm.stream_completion(COMPLETION, SamplingOptions(max_tokens=12)))
+
+    assert len(deltas) >= 3
+    assert all(isinstance(delta, str) and delta for delta in deltas)
+
+
+def test_complete_chat_honours_a_system_prompt_and_max_tokens(llm: LLM) -> None:
+    messages: list[Message] = [
+        {"role": "system", "content": "Reply with exactly one word: YES or NO."},
+        {"role": "user", "content": "Is water wet?"},
+    ]
+
+    reply = llm.complete_chat(messages, max_tokens=3)
+
+    assert reply.strip()
+    assert len(reply.split()) <= 3
+
+
+def test_a_closed_stream_leaves_the_model_ready_for_the_next_request(llm: LLM) -> None:
+    stream = llm.stream_chat(CHAT, SamplingOptions(max_tokens=200))
+    received = [next(stream) for _ in range(2)]
+    stream.close()  # type: ignore[attr-defined]
+
+    assert len(received) == 2
+    assert "".join(llm.stream_chat(CHAT, SamplingOptions(max_tokens=3))).strip()
+
+
+def test_an_answer_cites_only_the_abstracts_it_was_given(llm: LLM) -> None:
+    prompt = answer_prompt("chat", QUESTION, ABSTRACTS, abstract_chars=1500)
+
+    answer = generate_answer(llm, prompt, SamplingOptions(max_tokens=60), given_pmids=GIVEN)
+
+    assert not answer.cancelled
+    assert not answer.cannot_answer
+    assert "mtor" in answer.raw_text.lower()
+    assert answer.normalized.citations, answer.raw_text
+    assert {citation.pmid for citation in answer.normalized.citations} <= {*GIVEN, None}
+    assert answer.ttft_ms is not None
+
+
+def test_a_stop_request_ends_the_answer_early_and_marks_it_cancelled(llm: LLM) -> None:
+    prompt = answer_prompt("chat", QUESTION, ABSTRACTS, abstract_chars=1500)
+
+    answer = generate_answer(
+        llm, prompt, SamplingOptions(max_tokens=400), given_pmids=GIVEN, should_stop=lambda: True,
+        check_every_seconds=0.0,
+    )  # fmt: skip
+
+    assert answer.cancelled
+    assert answer.chunks <= 2  # asked after the first token
+    assert not answer.cannot_answer  # a cut-short answer is not taken for a refusal
+
+
+def test_the_token_count_grows_with_the_text(counter: TokenCounter) -> None:
+    short = counter.count("Metformin lowers HbA1c.")
+    longer = counter.count("Metformin lowers HbA1c. " * 10)
+
+    assert 3 <= short <= 12
+    assert 9 * short <= longer <= 11 * short + 2
+    assert counter.count("Metformin lowers HbA1c.") == short
+
+
+# The registry
+
+
+@pytest.mark.parametrize("kind", ["llama.cpp", "vllm"])
+def test_both_servers_get_the_openai_compatible_client_without_connecting(kind: str) -> None:
+    from generator.llm import OpenAICompatibleLLM, ServerTokenCounter
+
+    settings = LLMSettings(base_url="http://127.0.0.1:9/v1", model="some-model", server_kind=kind)  # type: ignore[arg-type]
+
+    assert isinstance(build_llm(settings), OpenAICompatibleLLM)
+    assert build_llm(settings).model_id == "some-model"
+    assert isinstance(build_token_counter(settings), ServerTokenCounter)
+
+
+def test_an_unknown_server_kind_is_refused_with_the_known_ones() -> None:
+    settings = LLMSettings(base_url="", model="m", server_kind="ollama")  # type: ignore[arg-type]
+
+    known = re.escape("(available: llama.cpp, vllm, fake)")
+    with pytest.raises(UnknownAdapterError, match=f"unknown LLM server kind 'ollama' {known}"):
+        build_llm(settings)
+    with pytest.raises(UnknownAdapterError, match=known):
+        build_token_counter(settings)

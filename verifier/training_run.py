@@ -1,0 +1,66 @@
+"""A whole verifier training run from the shared data folder, as `manage.py train_verifier` makes it: the training
+splits with their extra sources and counterfactual contradictions, the dev splits, the (claim, passage) examples
+the chosen input mode reads, then fine-tuning with the epoch chosen on dev."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from indexer.base import Embedder
+from verifier.datasets import DEV_SPLITS, ClaimDocumentPair, read_split, read_training_pairs
+from verifier.extra_training import bioasq_pairs, counterfactual_pairs, dev_question_ids, label_counts, pubmedqa_pairs
+from verifier.training import TrainingConfig, build_examples, gold_free_examples, train_verifier
+from verifier.vectors import SentenceVectors
+
+EXTRA_SOURCES = ("bioasq", "pubmedqa")
+
+
+def extra_pairs(data_root: Path, names: Sequence[str]) -> list[ClaimDocumentPair]:
+    pairs: list[ClaimDocumentPair] = []
+    for name in names:
+        if name == "bioasq":
+            pairs += bioasq_pairs(data_root, exclude_ids=dev_question_ids(data_root))
+        elif name == "pubmedqa":
+            pairs += pubmedqa_pairs(data_root)
+        else:
+            raise ValueError(f"unknown extra training source {name!r} ({', '.join(EXTRA_SOURCES)})")
+    return pairs
+
+
+def run_verifier_training(
+    config: TrainingConfig,
+    data_root: Path,
+    *,
+    embedder: Embedder,
+    limit: int | None,
+    write: Callable[[str], None],
+) -> dict[str, object]:
+    """`limit` keeps that many training pairs of the shared splits (a quick smoke run); `embedder` picks the evidence
+    sentences for the evidence input mode."""
+    train_pairs = read_training_pairs(data_root, limit=limit)
+    train_pairs += extra_pairs(data_root, config.extra_data)
+    made = counterfactual_pairs(train_pairs, fraction=config.counterfactual_fraction, seed=config.seed)
+    write(f"{len(train_pairs):,} training pairs {label_counts(train_pairs)}; {len(made):,} counterfactual")
+    train_pairs += made
+    dev_pairs = {split.name: read_split(data_root, split) for split in DEV_SPLITS}
+    vectors = None
+    if config.input_mode == "evidence":
+        vectors = SentenceVectors(embedder)
+        write("embedding claims and sentences for evidence selection…")
+        vectors.add_pairs(train_pairs)
+        for pairs in dev_pairs.values():
+            vectors.add_pairs(pairs)
+    train = build_examples(
+        train_pairs,
+        vectors,
+        input_mode=config.input_mode,
+        evidence_sentences=config.evidence_sentences,
+        hard_negative_fraction=config.hard_negative_fraction,
+        seed=config.seed,
+    )
+    k = config.evidence_sentences
+    choose = None if vectors is None else (lambda pair: vectors.ranked(pair.claim, pair.document.sentences)[:k])
+    dev = {name: gold_free_examples(pairs, choose) for name, pairs in dev_pairs.items()}
+    write(f"training on {len(train):,} examples; dev: " + ", ".join(f"{n} {len(e)}" for n, e in dev.items()))
+    return train_verifier(config, train, dev, on_progress=write)
