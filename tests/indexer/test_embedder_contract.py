@@ -13,6 +13,9 @@ from indexer.embedder import SentenceTransformerEmbedder
 from indexer.fake_embedder import FakeEmbedder
 from indexer.registry import build_embedder
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 TEXTS = ["Metformin lowers blood glucose.", "Statins lower LDL cholesterol.", "It rained in Paris all week."]
 
 

@@ -12,6 +12,9 @@ from indexer.embedder import SentenceTransformerEmbedder
 from indexer.errors import CorpusFormatError
 from indexer.evaluation import evaluate_retrieval_files, read_qrels, read_questions, scores
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 RELEVANT_12 = {f"r{number}": 1 for number in range(1, 13)}
 
 

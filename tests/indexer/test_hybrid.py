@@ -17,6 +17,9 @@ from indexer.qdrant_edge_index import QdrantEdgeIndex
 from indexer.records import ArticleRecord
 from indexer.tantivy_index import TantivyIndex
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 ABSTRACTS = (
     ArticleRecord(
         "1001",

@@ -18,6 +18,9 @@ from indexer.qdrant_edge_index import QdrantEdgeIndex
 from indexer.records import ArticleRecord
 from indexer.tantivy_index import TantivyIndex
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 # Every abstract mentions "patients", so one lexical query lists every indexed PMID.
 SHARED_WORD = "patients"
 

@@ -7,6 +7,9 @@ import pytest
 from indexer.embedder import SentenceTransformerEmbedder
 from indexer.sentence_selection import select_evidence
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 ABSTRACT_SENTENCES = (
     "We randomised 400 adults with type 2 diabetes to metformin or placebo.",
     "Metformin lowered HbA1c by 1.1 percentage points at 24 weeks.",

@@ -13,6 +13,9 @@ from verifier.base import Classification, ClassifierOptions, PairClassifier
 from verifier.registry import build_claim_classifier
 from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT, UNCLEAR
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 LABELS = {SUPPORT, CONTRADICT, NO_EVIDENCE}
 OBVIOUS_SUPPORT = (
     "Aspirin reduced mortality in the trial.",

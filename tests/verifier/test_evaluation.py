@@ -13,6 +13,9 @@ from tests.support import REPO
 from verifier.datasets import DEV_SPLITS, DataFormat, read_split
 from verifier.evaluation import balanced_sample, evaluate_verification
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 MODELS = REPO / "verifier" / "models"
 VERIFIER = MODELS / "verimed-minilm-verifier"
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from indexer.embedder import SentenceTransformerEmbedder
 from tests.support import REPO
 from verifier.evidence_evaluation import evaluate_evidence
+
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
 
 MODELS = REPO / "verifier" / "models"
 

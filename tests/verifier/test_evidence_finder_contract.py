@@ -14,6 +14,9 @@ from verifier.base import EvidenceFinder, EvidenceFinderOptions
 from verifier.registry import build_evidence_finder
 from verifier.vectors import SentenceVectors
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 TAGGER: Path = settings.VERIMED_EVIDENCE_MODEL
 CLAIM = "No cases of lactic acidosis occurred with metformin."
 SENTENCES = [

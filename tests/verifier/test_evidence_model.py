@@ -16,6 +16,9 @@ from verifier.evidence_model import (
     train_tagger,
 )
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 
 def synthetic(count: int, seed: int) -> list[TaggingExample]:
     """Documents of 3-9 sentences; a sentence is evidence when its vector points along the claim's."""

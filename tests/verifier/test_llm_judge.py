@@ -10,6 +10,9 @@ from generator.prompts import JUDGE_EXAMPLES, JUDGE_SYSTEM, JUDGE_USER
 from tests.support import TEST_LLM_MODEL
 from verifier.llm_judge import LABELS, Judgement, LlmJudge, judge_messages, parse_label
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 CLAIM = "Aspirin reduced mortality in the trial."
 EVIDENCE = "In the trial, aspirin reduced all-cause mortality by 20% compared with placebo."
 

@@ -21,6 +21,9 @@ from verifier.training import (
     train_verifier,
 )
 
+# Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
+pytestmark = pytest.mark.model
+
 DOCUMENT = Document("d1", "Metformin trial", ("Intro.", "HbA1c fell.", "No acidosis.", "Funding.", "Limits."))
 
 

@@ -18,7 +18,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from tests.webapp.review_rows import answered_question
+from tests.webapp.factories import answer_with_three_verdicts
 from webapp.accounts.roles import ADMIN, RESEARCHER, REVIEWER, user_assign_role
 from webapp.corpus.models import IndexJob
 from webapp.qa.sharing import question_share
@@ -154,8 +154,8 @@ class Rows:
 def rows(role_users: dict[str, User]) -> Rows:
     other = User.objects.create_user("other-researcher", password="another-long-password")
     user_assign_role(user=other, role=RESEARCHER)
-    own = answered_question(user=role_users[RESEARCHER], text="Is metformin safe?")
-    theirs = answered_question(user=other, text="Does everolimus inhibit mTORC1?")
+    own = answer_with_three_verdicts(user=role_users[RESEARCHER], text="Is metformin safe?")
+    theirs = answer_with_three_verdicts(user=other, text="Does everolimus inhibit mTORC1?")
     own_flag = flag_create(question=own, sentence_position=0, reason="unsupported", user=role_users[RESEARCHER])
     their_flag = flag_create(question=theirs, sentence_position=0, reason="unsupported", user=other)
     job = IndexJob.objects.create(kind=IndexJob.Kind.FILES, status=IndexJob.Status.RUNNING)

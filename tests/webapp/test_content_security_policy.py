@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from tests.webapp.qa_rows import answered_question
+from tests.webapp.factories import answer_with_references
 from webapp.accounts.roles import RESEARCHER
 from webapp.corpus.models import IndexJob
 from webapp.qa.sharing import question_share
@@ -75,7 +75,7 @@ def _inline_problems(html: str) -> list[str]:
 
 @pytest.fixture
 def pages(role_users: dict[str, User]) -> list[str]:
-    question = answered_question(user=role_users[RESEARCHER])
+    question = answer_with_references(user=role_users[RESEARCHER])
     flag = flag_create(question=question, sentence_position=0, reason="unsupported", user=role_users[RESEARCHER])
     job = IndexJob.objects.create(kind=IndexJob.Kind.FILES, status=IndexJob.Status.RUNNING)
     token = question_share(question_id=question.pk).share_token

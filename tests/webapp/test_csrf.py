@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from tests.webapp.review_rows import answered_question
+from tests.webapp.factories import answer_with_three_verdicts
 from webapp.accounts.roles import ADMIN, RESEARCHER, REVIEWER
 from webapp.corpus.models import IndexJob
 from webapp.review.models import Flag
@@ -51,7 +51,7 @@ FORMS: dict[str, Form] = {
 
 @pytest.fixture
 def ids(role_users: dict[str, User]) -> dict[str, int]:
-    question = answered_question(user=role_users[RESEARCHER])
+    question = answer_with_three_verdicts(user=role_users[RESEARCHER])
     flag = flag_create(question=question, sentence_position=0, reason="unsupported", user=role_users[RESEARCHER])
     job = IndexJob.objects.create(kind=IndexJob.Kind.FILES, status=IndexJob.Status.RUNNING)
     return {"question": question.pk, "flag": flag.pk, "job": job.pk}

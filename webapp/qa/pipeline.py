@@ -1,8 +1,10 @@
-"""The settings one answer is made with, as a typed object; every question stores a copy of them."""
+"""The settings one answer is made with, as a typed object; every question stores a copy of them.
+
+`default_pipeline_settings()` builds them from the flat `settings.VERIMED_*` names (a test may override any), each
+group of the settings tree (webapp/config.py) validated from them in one call, with the checks of start-up.
+"""
 
 from __future__ import annotations
-
-from typing import Literal
 
 from django.conf import settings
 from pydantic import BaseModel, Field, model_validator
@@ -11,23 +13,9 @@ from generator.base import ServerKind
 from generator.generation_settings import GenerationSettings
 from indexer.base import SearchFilters
 from indexer.hybrid import HybridSettings
-
-
-class VerificationSettings(BaseModel, frozen=True):
-    verifier: Literal["cross-encoder", "llm-judge", "fake"] = Field(
-        "cross-encoder", description="The trained cross-encoder, or the few-shot LLM judge (fake: fast tests only)."
-    )
-    verifier_model: str = Field("", description="The cross-encoder checkpoint (path or hub id).")
-    verifier_labels: list[str] = Field(default_factory=list, description="Its output order, when not in its config.")
-    input: Literal["evidence", "abstract"] = Field(
-        "evidence", description="The claim against the title + top evidence sentences, or + the whole abstract."
-    )
-    evidence_sentences: int = Field(3, ge=1, le=10, description="Evidence sentences the verifier reads per citation.")
-    max_length: int = Field(256, ge=32, le=4096, description="Tokens the cross-encoder reads per pair.")
-    evidence_model: str = Field("", description="The trained evidence tagger's folder; empty: BM25 + cosine ranking.")
-    evidence_finder: Literal["auto", "late-fusion", "ranked", "fake"] = Field(
-        "auto", description="auto: the tagger when evidence_model holds one, else ranked (fake: fast tests only)."
-    )
+from webapp.config import group_from_settings
+from webapp.config_groups import EnginesConfig, GenerationConfig, LlmConfig, VerificationConfig
+from webapp.qa.verification_settings import VerificationSettings
 
 
 class RetrievalFilters(BaseModel, frozen=True):
@@ -63,26 +51,15 @@ class PipelineSettings(BaseModel, frozen=True):
 
 
 def default_pipeline_settings() -> PipelineSettings:
+    llm = group_from_settings(LlmConfig, settings)
+    engines = group_from_settings(EnginesConfig, settings)
     return PipelineSettings(
-        generation=GenerationSettings(
-            prompt_style=settings.VERIMED_PROMPT_STYLE,
-            max_tokens=settings.VERIMED_LLM_MAX_TOKENS,
-            temperature=settings.VERIMED_LLM_TEMPERATURE,
-            repeat_penalty=settings.VERIMED_LLM_REPETITION_PENALTY,
-            context_tokens=settings.VERIMED_LLM_CONTEXT_TOKENS,
-        ),
-        verification=VerificationSettings(
-            verifier=settings.VERIMED_VERIFIER,
-            verifier_model=str(settings.VERIMED_VERIFIER_MODEL),
-            verifier_labels=list(settings.VERIMED_VERIFIER_LABELS),
-            input=settings.VERIMED_VERIFIER_INPUT,
-            evidence_model=str(settings.VERIMED_EVIDENCE_MODEL),
-            evidence_finder=settings.VERIMED_EVIDENCE_FINDER,
-        ),
-        llm_model=settings.VERIMED_LLM_MODEL,
-        llm_base_url=settings.VERIMED_LLM_BASE_URL,
-        llm_server_kind=settings.VERIMED_LLM_SERVER_KIND,
-        embedding_model=settings.VERIMED_EMBEDDING_MODEL,
-        lexical_backend=settings.VERIMED_LEXICAL_BACKEND,
-        vector_backend=settings.VERIMED_VECTOR_BACKEND,
+        generation=group_from_settings(GenerationConfig, settings).pipeline_settings(),
+        verification=group_from_settings(VerificationConfig, settings).pipeline_settings(),
+        llm_model=llm.model,
+        llm_base_url=llm.base_url,
+        llm_server_kind=llm.server_kind,
+        embedding_model=engines.embedding_model,
+        lexical_backend=engines.lexical_backend,
+        vector_backend=engines.vector_backend,
     )

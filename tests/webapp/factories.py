@@ -1,0 +1,183 @@
+"""Rows for the Django tests, built in one place: answered questions as the pipeline stores them.
+
+- `answer_with_references`: for the share, export and page tests: two cited papers with full reference metadata
+  (one with a hostile title) and a citation of a paper the model was never given.
+- `answer_with_three_verdicts`: for the review and access tests: SUPPORT with evidence, CONTRADICT on a second
+  paper, and NO_REFERENCE.
+- `unclear_sentence`: an Unclear sentence to add to either.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+
+from indexer.sentences import split_sentences
+from webapp.corpus.models import Article
+from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
+
+HOSTILE_TITLE = "<script>alert('x')</script> {Unbalanced & 50% of cases_x"
+EXPORT_ABSTRACT_A = "We followed 5,000 patients. No lactic acidosis occurred. HbA1c fell by 1.1 points."
+EXPORT_ABSTRACT_B = "Everolimus binds FKBP12. The complex inhibits mTORC1. Growth slowed."
+
+
+def answer_with_references(*, user: User | None, status: str = Question.Status.DONE) -> Question:
+    Article.objects.create(
+        pmid="10000001",
+        title="Metformin and lactic acidosis.",
+        abstract=EXPORT_ABSTRACT_A,
+        journal="Diabetes Care",
+        year=2010,
+        volume="33",
+        issue="2",
+        pages="100-105",
+        authors=["Smith JA", "Doe B", "Roe C", "Poe D"],
+        author_details=[
+            {"name": "Smith JA", "collective": False},
+            {"name": "Doe B", "collective": False},
+            {"name": "Roe C", "collective": False},
+            {"name": "Poe D", "collective": False},
+        ],
+        doi="10.1000/dc.2010.33",
+    )
+    Article.objects.create(
+        pmid="10000002",
+        title=HOSTILE_TITLE,
+        abstract=EXPORT_ABSTRACT_B,
+        journal="Cancer Research",
+        year=2012,
+        authors=["RENAL Study Group"],
+        author_details=[{"name": "RENAL Study Group", "collective": True}],
+    )
+    question = Question.objects.create(
+        text="Does metformin cause lactic acidosis?",
+        user=user,
+        status=status,
+        answer_text="No (PUBMED:10000001). Everolimus inhibits mTORC1 (PUBMED:10000002, PUBMED:999).",
+        context={"given": ["10000001", "10000002"]},
+        models_used={"generator": "qwen-test", "verifier": "cross-encoder-test"},
+    )
+    for rank, pmid in enumerate(["10000001", "10000002"], start=1):
+        RetrievedDocument.objects.create(
+            question=question, rank=rank, pmid=pmid, score=1.0 / rank, lexical_score=1.0, semantic_score=0.5
+        )
+    first = AnswerSentence.objects.create(
+        question=question,
+        position=0,
+        text="Metformin did not cause lactic acidosis (PUBMED:10000001).",
+        display_text="Metformin did not cause lactic acidosis.",
+        verdict="SUPPORT",
+        confidence=0.93,
+    )
+    CitationVerdict.objects.create(
+        sentence=first, position=0, pmid="10000001", label="SUPPORT", confidence=0.93, evidence_sentences=[1]
+    )
+    second = AnswerSentence.objects.create(
+        question=question,
+        position=1,
+        text="Everolimus inhibits mTORC1 (PUBMED:10000002, PUBMED:999).",
+        display_text="Everolimus inhibits mTORC1.",
+        verdict="NO_EVIDENCE",
+        confidence=0.6,
+    )
+    CitationVerdict.objects.create(sentence=second, position=0, pmid="10000002", label="NO_EVIDENCE", confidence=0.6)
+    CitationVerdict.objects.create(sentence=second, position=1, pmid="999", label="NO_REFERENCE")
+    return question
+
+
+# An Unclear citation as the verifier stores it: the model leans SUPPORT at 48% (calibrated), below the threshold
+# for showing it, where the plain argmax before calibration said NO_EVIDENCE.
+UNCLEAR_PROBABILITIES = {"SUPPORT": 0.48, "CONTRADICT": 0.12, "NO_EVIDENCE": 0.4}
+UNCLEAR_RAW_PROBABILITIES = {"SUPPORT": 0.41, "CONTRADICT": 0.09, "NO_EVIDENCE": 0.5}
+
+
+def unclear_sentence(*, question: Question, position: int, pmid: str, evidence: int = 1) -> AnswerSentence:
+    """A sentence citing `pmid` (an article already stored) whose one citation is UNCLEAR, leaning SUPPORT, with the
+    abstract's sentence `evidence` as the evidence it leaned on; the sentence's verdict is UNCLEAR too."""
+    span = split_sentences(Article.objects.get(pmid=pmid).abstract)[evidence]
+    sentence = AnswerSentence.objects.create(
+        question=question,
+        position=position,
+        text=f"Metformin may lower HbA1c (PUBMED:{pmid}).",
+        display_text="Metformin may lower HbA1c.",
+        verdict="UNCLEAR",
+        confidence=0.48,
+    )
+    CitationVerdict.objects.create(
+        sentence=sentence,
+        position=0,
+        pmid=pmid,
+        label="UNCLEAR",
+        confidence=0.48,
+        leaning="SUPPORT",
+        raw_label="NO_EVIDENCE",
+        probabilities=UNCLEAR_PROBABILITIES,
+        raw_probabilities=UNCLEAR_RAW_PROBABILITIES,
+        evidence_sentences=[evidence],
+        evidence_spans=[[span.start, span.end]],
+    )
+    return sentence
+
+
+REVIEW_ABSTRACT_A = "Metformin was given to 5,000 patients. No lactic acidosis occurred. HbA1c fell by 1.1 points."
+REVIEW_ABSTRACT_B = "Everolimus binds FKBP12. The complex inhibits mTORC1. Growth slowed in renal lines."
+
+
+def review_articles_create() -> None:
+    Article.objects.get_or_create(
+        pmid="111", defaults={"title": "<b>Metformin</b> safety", "abstract": REVIEW_ABSTRACT_A, "year": 2010}
+    )
+    Article.objects.get_or_create(
+        pmid="222", defaults={"title": "Everolimus and mTORC1", "abstract": REVIEW_ABSTRACT_B}
+    )
+
+
+def answer_with_three_verdicts(*, user: User | None, text: str = "Is metformin safe?") -> Question:
+    """Sentence 0 cites 111 (SUPPORT, evidence sentence 1); sentence 1 cites 111 and 222 (CONTRADICT on 222);
+    sentence 2 cites 999, a paper the model was never given (NO_REFERENCE)."""
+    review_articles_create()
+    question = Question.objects.create(
+        text=text, user=user, status=Question.Status.DONE, context={"given": ["111", "222"]}
+    )
+    for rank, pmid in enumerate(["111", "222"], start=1):
+        RetrievedDocument.objects.create(
+            question=question, rank=rank, pmid=pmid, score=1.0 / rank, lexical_score=1.0, semantic_score=0.5
+        )
+    first = AnswerSentence.objects.create(
+        question=question,
+        position=0,
+        text="Metformin did not cause lactic acidosis (PUBMED:111).",
+        display_text="Metformin did not cause lactic acidosis.",
+        verdict="SUPPORT",
+        confidence=0.93,
+    )
+    start = REVIEW_ABSTRACT_A.index("No lactic")
+    CitationVerdict.objects.create(
+        sentence=first,
+        position=0,
+        pmid="111",
+        label="SUPPORT",
+        confidence=0.93,
+        evidence_sentences=[1],
+        evidence_spans=[[start, start + len("No lactic acidosis occurred.")]],
+    )
+    second = AnswerSentence.objects.create(
+        question=question,
+        position=1,
+        text="Everolimus activates mTORC1 (PUBMED:111, PUBMED:222).",
+        display_text="Everolimus activates mTORC1.",
+        verdict="CONTRADICT",
+        confidence=0.88,
+    )
+    CitationVerdict.objects.create(sentence=second, position=0, pmid="111", label="NO_EVIDENCE", confidence=0.7)
+    CitationVerdict.objects.create(
+        sentence=second, position=1, pmid="222", label="CONTRADICT", confidence=0.88, evidence_sentences=[1]
+    )
+    third = AnswerSentence.objects.create(
+        question=question,
+        position=2,
+        text="It cures everything (PUBMED:999).",
+        display_text="It cures everything.",
+        verdict="NO_REFERENCE",
+    )
+    CitationVerdict.objects.create(sentence=third, position=0, pmid="999", label="NO_REFERENCE")
+    return question

@@ -1,0 +1,65 @@
+"""The commands `make run` relies on: admin account, demo ingestion guard, the process plan."""
+
+from __future__ import annotations
+
+import io
+import socket
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from pytest_django.fixtures import Settings
+
+from webapp.ops.stack import Stack, services
+
+pytestmark = [pytest.mark.model, pytest.mark.django_db]
+
+
+def test_ensure_admin_creates_once_and_keeps_the_generated_password(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.VAR_DIR = tmp_path
+    monkeypatch.delenv("DJANGO_SUPERUSER_PASSWORD", raising=False)
+    out = io.StringIO()
+    call_command("ensure_admin", stdout=out)
+    password = out.getvalue().strip().rsplit("password=", 1)[1]
+    user = get_user_model().objects.get(username="admin")
+    assert user.is_superuser
+    assert user.check_password(password)
+    assert f"password: {password}" in (tmp_path / "admin-credentials.txt").read_text()
+    call_command("ensure_admin", stdout=io.StringIO())
+    assert get_user_model().objects.count() == 1
+
+
+def test_ingest_demo_fails_loudly_without_the_shared_data(settings: Settings, tmp_path: Path) -> None:
+    settings.VERIMED_DATA_DIR = tmp_path / "missing"
+    with pytest.raises(CommandError, match="demo data not found"):
+        call_command("ingest_demo")
+
+
+def test_the_stack_starts_a_local_llm_server_only_for_a_local_url(tmp_path: Path) -> None:
+    local = services(host="127.0.0.1", port=8000, llm_base_url="http://127.0.0.1:8081/v1", llm_model="m",
+                     model_cache=tmp_path)  # fmt: skip
+    remote = services(host="127.0.0.1", port=8000, llm_base_url="http://vllm:8000/v1", llm_model="m",
+                      model_cache=tmp_path)  # fmt: skip
+    assert [s.name for s in local] == ["llm", "worker", "web"]
+    assert [s.name for s in remote] == ["worker", "web"]
+
+
+def test_ingest_refuses_a_missing_path() -> None:
+    with pytest.raises(CommandError, match="does-not-exist"):
+        call_command("ingest", "/does-not-exist.xml")
+
+
+def test_the_stack_refuses_to_start_on_a_port_another_process_holds(tmp_path: Path) -> None:
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        web = [s for s in services(host="127.0.0.1", port=port, llm_base_url="http://vllm:8000/v1", llm_model="m",
+                                   model_cache=tmp_path) if s.name == "web"]  # fmt: skip
+        with pytest.raises(RuntimeError, match=f"127.0.0.1:{port} is already in use"):
+            Stack(tmp_path).start(web)
+    assert not (tmp_path / "run" / "web.pid").exists()

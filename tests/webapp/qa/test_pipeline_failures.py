@@ -1,0 +1,51 @@
+"""A question whose LLM server is down ends failed with a readable reason, and no page returns a 500."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from pytest_django.fixtures import Settings
+
+from indexer.records import ArticleRecord
+from tests.support import free_port
+from webapp.qa import services
+from webapp.qa.models import Question
+from webapp.qa.tasks import question_generate_task, question_retrieve_task
+
+pytestmark = [pytest.mark.model, pytest.mark.django_db(transaction=True)]
+
+
+def test_it_fails_cleanly_when_the_llm_server_is_down(
+    settings: Settings, indexed_articles: list[ArticleRecord], site_admin_client: Client
+) -> None:
+    settings.VERIMED_LLM_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    settings.VERIMED_LLM_TIMEOUT_SECONDS = 2
+    question = services.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
+
+    assert question_retrieve_task.apply(args=(question.pk,), throw=False).successful()
+    generated = question_generate_task.apply(args=(question.pk,), throw=False)
+
+    assert generated.failed()
+    question.refresh_from_db()
+    assert question.status == Question.Status.FAILED
+    assert "unreachable" in question.error
+    assert question.retrieved.count() == 2
+
+    page = site_admin_client.get(f"/questions/{question.pk}/")
+    assert page.status_code == 200
+    payload = site_admin_client.get(f"/questions/{question.pk}.json").json()
+    assert payload["status"] == "failed"
+    assert "unreachable" in payload["error"]
+
+
+def test_it_says_it_cannot_answer_when_nothing_is_retrieved(indexed_articles: list[ArticleRecord]) -> None:
+    question = services.question_create(text="the of and", enqueue=False)  # only stopwords: no lexical hits
+    services.question_retrieve(question_id=question.pk)
+    question.retrieved.all().delete()  # the dense leg always returns neighbours; simulate an empty index
+    services.question_generate(question_id=question.pk)
+    services.question_verify(question_id=question.pk)
+    question.refresh_from_db()
+    assert question.cannot_answer
+    assert "does not answer" in question.answer_text
+    assert question.status == Question.Status.DONE
+    assert not question.sentences.exists()

@@ -1,0 +1,375 @@
+"""The groups of the settings tree (webapp/config.py): each VERIMED_* variable as a typed, documented field.
+
+A field is read from the variable its `validation_alias` names; its `description` is its line in the docs table. To add
+a setting: a field here, its flat `VERIMED_*` name in webapp/settings.py when code reads it, then
+`manage.py settings_table --write docs/configuration.md`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic.fields import FieldInfo
+
+from generator.answer import PromptStyle
+from generator.base import ServerKind
+from generator.generation_settings import GenerationSettings
+from webapp.qa.verification_settings import VerificationSettings
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+_TRUE_WORDS = ("true", "on", "ok", "y", "yes", "1")  # django-environ's
+_FALSE_WORDS = ("false", "off", "no", "n", "0")
+
+
+def _flag(value: object) -> object:
+    # django-environ read every word it did not know as false, so a typo silently turned a switch off.
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE_WORDS or word in _FALSE_WORDS:
+            return word in _TRUE_WORDS
+        raise ValueError("expected true or false (or yes/no, on/off, 1/0)")
+    return value
+
+
+def _comma_separated(value: object) -> object:
+    # As django-environ's env.list: split on commas and drop empty items, without stripping spaces.
+    return [item for item in value.split(",") if item] if isinstance(value, str) else value
+
+
+Flag = Annotated[bool, BeforeValidator(_flag)]
+ResolvedPath = Annotated[Path, AfterValidator(Path.resolve)]
+CommaList = Annotated[list[str], BeforeValidator(_comma_separated)]
+ResolvedPaths = Annotated[list[ResolvedPath], BeforeValidator(_comma_separated)]
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+
+
+def _derived(factory: Callable[[dict[str, Any]], Any], *, variable: str, shown: str, description: str) -> Any:
+    """A field whose default follows earlier fields of its group; `shown` is that default in the docs table."""
+    return Field(
+        default_factory=factory,
+        validation_alias=variable,
+        description=description,
+        json_schema_extra={"shown_default": shown},
+    )
+
+
+def _pipeline_field(model: type[BaseModel], name: str, *, variable: str, description: str, **overrides: Any) -> Any:
+    """The pipeline model's field (type, default, limits) read from `variable` and described for the docs table."""
+    return FieldInfo.merge_field_infos(
+        model.model_fields[name], validation_alias=variable, description=description, **overrides
+    )
+
+
+class _Group(BaseModel):
+    # Defaults go through the same validators as variables: paths are resolved either way.
+    model_config = ConfigDict(frozen=True, validate_default=True)
+
+
+class DeploymentConfig(_Group):
+    production: Flag = Field(
+        False,
+        validation_alias="VERIMED_PRODUCTION",
+        description="the docker-compose profile: secure cookies, HTTPS redirect, HSTS, TLS proxy headers (each "
+        "overridable by its `DJANGO_*` variable); refuses the embedded `DJANGO_SECRET_KEY`",
+    )
+    log_level: LogLevel = Field("INFO", validation_alias="VERIMED_LOG_LEVEL", description="the root logger's level")
+
+
+class PathsConfig(_Group):
+    var_dir: ResolvedPath = Field(
+        BASE_DIR / "var",
+        validation_alias="VERIMED_VAR_DIR",
+        description="database, broker, indexes, assembled model files, logs",
+    )
+    data_dir: ResolvedPath = Field(
+        BASE_DIR.parent / "shared" / "data",
+        validation_alias="VERIMED_DATA_DIR",
+        description="the shared real data (read, never copied)",
+    )
+    index_dir: ResolvedPath = _derived(
+        lambda group: group["var_dir"] / "index",
+        variable="VERIMED_INDEX_DIR",
+        shown="`index/` in `VERIMED_VAR_DIR`",
+        description="the embedded engines' indexes (tantivy, Qdrant edge)",
+    )
+    model_cache: ResolvedPath = _derived(
+        lambda group: group["var_dir"] / "models",
+        variable="VERIMED_MODEL_CACHE",
+        shown="`models/` in `VERIMED_VAR_DIR`",
+        description="model files assembled from wheels, and ONNX exports",
+    )
+    pubmed_dir: ResolvedPath = _derived(
+        lambda group: group["var_dir"] / "pubmed",
+        variable="VERIMED_PUBMED_DIR",
+        shown="`pubmed/` in `VERIMED_VAR_DIR`",
+        description="where PubMed files are downloaded to",
+    )
+    ingest_dirs: ResolvedPaths = _derived(
+        lambda group: [group["pubmed_dir"], group["data_dir"] / "pubmed"],
+        variable="VERIMED_INGEST_DIRS",
+        shown="`VERIMED_PUBMED_DIR`, `pubmed/` in `VERIMED_DATA_DIR`",
+        description="comma-separated folders the admin pages may ingest files from (nothing outside them is read)",
+    )
+
+
+class TasksConfig(_Group):
+    soft_time_limit: int = Field(
+        900,
+        ge=1,
+        validation_alias="VERIMED_TASK_SOFT_TIME_LIMIT",
+        description="seconds a Celery task may run before it is asked to stop",
+    )
+    time_limit: int = Field(
+        960, ge=1, validation_alias="VERIMED_TASK_TIME_LIMIT", description="seconds before a Celery task is killed"
+    )
+    eager: Flag = Field(
+        False,
+        validation_alias="VERIMED_CELERY_EAGER",
+        description="run tasks inside the calling process: for tests and `ask --in-process` only, never with workers",
+    )
+
+
+class PubmedConfig(_Group):
+    baseline_url: str = Field(
+        "https://ftp.ncbi.nlm.nih.gov/pubmed/baseline/",
+        validation_alias="VERIMED_PUBMED_BASELINE_URL",
+        description="where `pubmed_sync` lists the baseline files",
+    )
+    updates_url: str = Field(
+        "https://ftp.ncbi.nlm.nih.gov/pubmed/updatefiles/",
+        validation_alias="VERIMED_PUBMED_UPDATES_URL",
+        description="where `pubmed_sync` lists the daily update files",
+    )
+    keep_files: Flag = Field(
+        False,
+        validation_alias="VERIMED_PUBMED_KEEP_FILES",
+        description="keep downloaded files; otherwise a file is deleted once indexed",
+    )
+    download_retries: int = Field(
+        5,
+        ge=1,
+        validation_alias="VERIMED_PUBMED_DOWNLOAD_RETRIES",
+        description="failed attempts per file in a row (a transfer that makes progress does not use one up)",
+    )
+    retry_backoff_seconds: float = Field(
+        2.0,
+        ge=0,
+        validation_alias="VERIMED_PUBMED_RETRY_BACKOFF_SECONDS",
+        description="the first wait after a failed attempt (doubling)",
+    )
+    updates_sync_hour: int = Field(
+        3,
+        ge=0,
+        le=23,
+        validation_alias="VERIMED_UPDATES_SYNC_HOUR",
+        description="UTC hour of the daily updates sync (sent by `celery beat`)",
+    )
+    updates_sync_minute: int = Field(
+        0, ge=0, le=59, validation_alias="VERIMED_UPDATES_SYNC_MINUTE", description="its minute"
+    )
+
+
+class EnginesConfig(_Group):
+    lexical_backend: str = Field(
+        "tantivy",
+        validation_alias="VERIMED_LEXICAL_BACKEND",
+        description="`tantivy` (embedded, under `VERIMED_INDEX_DIR`) or `opensearch`",
+    )
+    opensearch_url: str = Field(
+        "http://127.0.0.1:9200", validation_alias="VERIMED_OPENSEARCH_URL", description="the OpenSearch server"
+    )
+    opensearch_index: str = Field(
+        "verimed-articles",
+        validation_alias="VERIMED_OPENSEARCH_INDEX",
+        description="the OpenSearch index; its name gets the index generation as suffix",
+    )
+    vector_backend: str = Field(
+        "qdrant_edge",
+        validation_alias="VERIMED_VECTOR_BACKEND",
+        description="`qdrant_edge` (Qdrant's engine in-process, one process owns it) or `qdrant` (qdrant-client)",
+    )
+    qdrant_url: str = Field(
+        "http://127.0.0.1:6333",
+        validation_alias="VERIMED_QDRANT_URL",
+        description="a Qdrant server URL, or a folder / `:memory:` for qdrant-client's local mode",
+    )
+    qdrant_api_key: str | None = Field(
+        None, validation_alias="VERIMED_QDRANT_API_KEY", description="the Qdrant server's API key"
+    )
+    qdrant_collection: str = Field(
+        "verimed-chunks", validation_alias="VERIMED_QDRANT_COLLECTION", description="the Qdrant collection"
+    )
+    embedding_model: str = Field(
+        "minilm",
+        validation_alias="VERIMED_EMBEDDING_MODEL",
+        description="the packaged all-MiniLM-L6-v2, or a sentence-transformers id/path (rebuild the index after a "
+        "change)",
+    )
+    embedding_backend: str = Field(
+        "torch",
+        validation_alias="VERIMED_EMBEDDING_BACKEND",
+        description="`torch`, `onnx` or `onnx-int8` (1.56x faster here, cosine 0.995 to torch; rebuild the index "
+        "after changing it); `fake` (hashed words) is for fast tests only",
+    )
+    torch_threads: int = Field(
+        2, ge=1, validation_alias="VERIMED_TORCH_THREADS", description="CPU threads for the embedding and NLI models"
+    )
+
+
+class LlmConfig(_Group):
+    base_url: str = Field(
+        "http://127.0.0.1:8081/v1",
+        validation_alias="VERIMED_LLM_BASE_URL",
+        description="OpenAI-compatible endpoint (llama.cpp, vLLM)",
+    )
+    model: str = Field(
+        "qwen2.5-coder-1.5b-instruct",
+        validation_alias="VERIMED_LLM_MODEL",
+        description="served model name (`qwen2.5-coder-0.5b-instruct` is faster and weaker; install the "
+        "`model-qwen05` extra)",
+    )
+    server_kind: ServerKind = Field(
+        "llama.cpp",
+        validation_alias="VERIMED_LLM_SERVER_KIND",
+        description="`llama.cpp` or `vllm` (option names and the tokenizer endpoint differ); `fake` (no server: "
+        "answers from the prompt's abstracts by word overlap) is for fast tests only",
+    )
+    api_key: str = Field("not-needed", validation_alias="VERIMED_LLM_API_KEY", description="the endpoint's API key")
+    timeout_seconds: float = Field(
+        300.0, gt=0, validation_alias="VERIMED_LLM_TIMEOUT_SECONDS", description="seconds one request may take"
+    )
+    max_retries: int = Field(
+        2, ge=0, validation_alias="VERIMED_LLM_MAX_RETRIES", description="the client's retries of a failed request"
+    )
+
+
+class GenerationConfig(GenerationSettings):
+    model_config = ConfigDict(validate_default=True)
+
+    prompt_style: PromptStyle = _pipeline_field(
+        GenerationSettings,
+        "prompt_style",
+        variable="VERIMED_PROMPT_STYLE",
+        description="`chat` or `verifai` (VerifAI's fine-tuned Mistral; docker-compose sets it)",
+    )
+    max_tokens: int = _pipeline_field(
+        GenerationSettings,
+        "max_tokens",
+        variable="VERIMED_LLM_MAX_TOKENS",
+        description="upper bound on an answer's length in tokens",
+    )
+    temperature: float = _pipeline_field(
+        GenerationSettings,
+        "temperature",
+        variable="VERIMED_LLM_TEMPERATURE",
+        description="sampling temperature; 0 = greedy: the same retrieval gives the same answer",
+    )
+    repeat_penalty: float = _pipeline_field(
+        GenerationSettings,
+        "repeat_penalty",
+        variable="VERIMED_LLM_REPETITION_PENALTY",
+        description="discourages loops (the thesis used 1.1)",
+    )
+    context_tokens: int = _pipeline_field(
+        GenerationSettings,
+        "context_tokens",
+        variable="VERIMED_LLM_CONTEXT_TOKENS",
+        description="the served model's context window; `stack start` serves llama.cpp with it",
+    )
+
+    def pipeline_settings(self) -> GenerationSettings:
+        return GenerationSettings.model_validate(self.model_dump())
+
+
+class VerificationConfig(VerificationSettings):
+    model_config = ConfigDict(validate_default=True)
+
+    verifier: Literal["cross-encoder", "llm-judge", "fake"] = _pipeline_field(
+        VerificationSettings,
+        "verifier",
+        variable="VERIMED_VERIFIER",
+        description="`cross-encoder` (the trained checkpoint) or `llm-judge` (the few-shot LLM); `fake` (word "
+        "overlap) is for fast tests only",
+    )
+    verifier_model: str = _pipeline_field(
+        VerificationSettings,
+        "verifier_model",
+        variable="VERIMED_VERIFIER_MODEL",
+        description="any HF sequence-classification checkpoint, path or hub id",
+        default=str(BASE_DIR / "verifier" / "models" / "verimed-minilm-verifier"),
+    )
+    verifier_labels: CommaList = _pipeline_field(
+        VerificationSettings,
+        "verifier_labels",
+        variable="VERIMED_VERIFIER_LABELS",
+        description="its output order when the config says `LABEL_0..2`, comma-separated; the thesis's "
+        "`MilosKosRad/TextualEntailment_DeBERTa_preprocessedSciFACT` needs `NO_EVIDENCE,SUPPORT,CONTRADICT`; "
+        "empty: from the checkpoint",
+    )
+    input: Literal["evidence", "abstract"] = _pipeline_field(
+        VerificationSettings,
+        "input",
+        variable="VERIMED_VERIFIER_INPUT",
+        description="`evidence` (title + top 3 sentences) or `abstract` (title + whole abstract)",
+    )
+    evidence_model: str = _pipeline_field(
+        VerificationSettings,
+        "evidence_model",
+        variable="VERIMED_EVIDENCE_MODEL",
+        description="the LateFusion tagger; a missing folder falls back to BM25 + cosine ranking",
+        default=str(BASE_DIR / "verifier" / "models" / "verimed-evidence-late-fusion"),
+    )
+    evidence_finder: Literal["auto", "late-fusion", "ranked", "fake"] = _pipeline_field(
+        VerificationSettings,
+        "evidence_finder",
+        variable="VERIMED_EVIDENCE_FINDER",
+        description="`auto` (the tagger above when its folder holds one, else `ranked`), `late-fusion`, `ranked` "
+        "(BM25 + cosine) or `fake` (word overlap, for fast tests only)",
+    )
+
+    def pipeline_settings(self) -> VerificationSettings:
+        return VerificationSettings.model_validate(self.model_dump())
+
+
+class LimitsConfig(_Group):
+    max_question_chars: int = Field(
+        2000,
+        ge=1,
+        validation_alias="VERIMED_MAX_QUESTION_CHARS",
+        description="the longest question accepted (the ask form, the API and `question_create` alike)",
+    )
+    questions_per_hour: int = Field(
+        30,
+        ge=0,
+        validation_alias="VERIMED_QUESTIONS_PER_HOUR",
+        description="questions one person may ask in any hour (0: no limit); past it the page and the API answer 429",
+    )
+    max_queued_questions: int = Field(
+        100,
+        ge=0,
+        validation_alias="VERIMED_MAX_QUEUED_QUESTIONS",
+        description='questions queued or running at once before new ones are refused with "busy, try again" '
+        "(0: no limit)",
+    )
+    upload_max_bytes: int = Field(
+        200 * 1024 * 1024,
+        ge=1,
+        validation_alias="VERIMED_UPLOAD_MAX_BYTES",
+        description="largest file an admin may upload to index, in bytes (200 MiB)",
+    )
+    login_failure_limit: int = Field(
+        5,
+        ge=0,
+        validation_alias="VERIMED_LOGIN_FAILURE_LIMIT",
+        description="wrong passwords in a row for one username from one address (page or API token) before that "
+        "pair is refused with 429 (0: no limit)",
+    )
+    login_cooloff_minutes: int = Field(
+        15,
+        ge=0,
+        validation_alias="VERIMED_LOGIN_COOLOFF_MINUTES",
+        description="minutes a refused username and address wait; every try meanwhile starts the wait again",
+    )
