@@ -279,6 +279,12 @@ class GenerationConfig(GenerationSettings):
         variable="VERIMED_LLM_CONTEXT_TOKENS",
         description="the served model's context window; `stack start` serves llama.cpp with it",
     )
+    sentences_per_abstract: int = _pipeline_field(
+        GenerationSettings,
+        "sentences_per_abstract",
+        variable="VERIMED_SENTENCES_PER_ABSTRACT",
+        description="sentences of each abstract the model reads, most relevant to the question first; 0 = all",
+    )
 
     def pipeline_settings(self) -> GenerationSettings:
         return GenerationSettings.model_validate(self.model_dump())

@@ -311,6 +311,7 @@ VERIMED_LLM_MAX_TOKENS = config.generation.max_tokens
 VERIMED_LLM_TEMPERATURE = config.generation.temperature
 VERIMED_LLM_REPETITION_PENALTY = config.generation.repeat_penalty
 VERIMED_LLM_CONTEXT_TOKENS = config.generation.context_tokens
+VERIMED_SENTENCES_PER_ABSTRACT = config.generation.sentences_per_abstract
 VERIMED_VERIFIER = config.verification.verifier
 VERIMED_VERIFIER_MODEL = Path(config.verification.verifier_model)
 VERIMED_VERIFIER_LABELS = config.verification.verifier_labels
