@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 
 from generator.base import LLMSettings, Message, SamplingOptions
+from indexer.sentences import sentence_texts
 from indexer.stopwords import query_terms
 
 MODEL_ID = "fake-llm"
@@ -29,7 +30,6 @@ _ABSTRACT = re.compile(
 )
 _QUESTION = re.compile(r"^(?:Question|Instruction): (?P<question>.*)$", re.M)
 _JUDGE = re.compile(r"Claim: (?P<claim>.*)\nEvidence: (?P<evidence>.*)\nAnswer:", re.S)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[^\W_]+")
 _PIECE = re.compile(r"\S+\s*")
 _TOKEN = re.compile(r"[^\W_]+|[^\w\s]")
@@ -61,7 +61,7 @@ def answer_from_prompt(prompt: str) -> str:
     asked = set(query_terms(question.group("question"))) if question else set()
     sentences = []
     for abstract in _ABSTRACT.finditer(prompt):
-        candidates = [part.strip() for part in _SENTENCE_END.split(abstract.group("text")) if part.strip()]
+        candidates = sentence_texts(abstract.group("text"))
         overlaps = [len(asked & set(query_terms(candidate))) for candidate in candidates]
         if not candidates or max(overlaps) == 0:
             continue
