@@ -1,54 +1,101 @@
-"""Per-stage latency of the question pipeline on BioASQ dev questions, through the running worker.
+"""What a person waits for, per question: from asking to the first answer word, through the running worker.
 
-    make run                                   # the stack must be up, with the demo corpus indexed
+    make run                                   # the stack must be up, with a corpus indexed
     .venv/bin/python benchmarks/question_latency.py --questions 5
 
-Prints a table (one row per question, then median and max per stage) and writes the raw results as JSON.
+Each variant is a set of settings and a llama.cpp server tuning. `first-wave` reproduces the first wave's behaviour
+(the two-sentence prompt, ten abstracts of four sentences each, the first wave's server options); `current` is the
+configured defaults. The benchmark serves the packaged model once per variant (its own servers, beside the stack's),
+then asks each BioASQ dev question once per variant, taking turns in rotating order so that drift in the machine's
+load falls on both alike. Questions go through the stack's Celery worker like a question from the site: the
+worker reads each question's own stored settings, the variant's.
+
+Per question and variant it reports `wait_to_first_token_ms` (from the question's creation to its first token)
+beside the stage timings the worker recorded, the prompt's token count and the answer's sentences; per variant the
+server's prompt-reading rate from the fixed probe (generator.reading_rate), measured before and after the
+questions. Prints a table and writes JSON (--out).
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import platform
 import statistics
 import sys
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
+from generator.base import LLMSettings
+from generator.reading_rate import measure_reading_rate
+from generator.serve import ServerTuning, served_model
+
 STAGES = ("retrieval", "context", "generation_ttft", "generation", "verification")
 
 
-def ask(question: str) -> dict[str, Any]:
-    from django.core.management import call_command
-
-    out = io.StringIO()
-    call_command("ask", question, "--json", stdout=out)
-    result: dict[str, Any] = json.loads(out.getvalue())
-    return result
+@dataclass(frozen=True)
+class Variant:
+    settings: dict[str, Any] = field(default_factory=dict)  # Django settings the question is created under
+    tuning: ServerTuning = field(default_factory=ServerTuning)
 
 
-def summarise(result: dict[str, Any], gold: set[str]) -> dict[str, Any]:
-    retrieved = [doc["pmid"] for doc in result["retrieved"]]
-    labels = [v["label"] for s in result["sentences"] for v in s["verdicts"].values()]
+VARIANTS = {
+    "first-wave": Variant(
+        settings={
+            "VERIMED_PROMPT_STYLE": "chat-brief",
+            "VERIMED_ABSTRACTS_IN_PROMPT": 10,
+            "VERIMED_SENTENCES_PER_ABSTRACT": 4,
+        },
+        tuning=ServerTuning(batch=512, flash_attention=False, prompt_cache_mb=0),
+    ),
+    "current": Variant(),
+}
+
+
+def ask(text: str, variant: Variant, base_url: str, model: str, timeout: float) -> dict[str, Any]:
+    """One question through the worker under the variant's settings and server; its stored timings."""
+    from django.test import override_settings
+
+    from webapp.qa import services
+    from webapp.qa.models import Question
+
+    with override_settings(**variant.settings, VERIMED_LLM_BASE_URL=base_url, VERIMED_LLM_MODEL=model):
+        question = services.question_create(text=text, enqueue=True)
+    deadline = time.monotonic() + timeout
+    while True:
+        question.refresh_from_db()
+        if question.status in (Question.Status.DONE, Question.Status.FAILED):
+            break
+        if time.monotonic() > deadline:
+            raise SystemExit(f"no answer within {timeout:.0f} s: is the worker running (make run)?")
+        time.sleep(0.2)
+    if question.status == Question.Status.FAILED:
+        raise SystemExit(f"question failed: {question.error}")
+    waited = question.first_token_at - question.created_at if question.first_token_at else None
+    sentences = list(question.sentences.all())
     return {
-        "question": result["question"],
-        **{stage: result["timings_ms"].get(stage) for stage in STAGES},
-        "gold_in_top10": len(gold & set(retrieved)),
-        "sentences": len(result["sentences"]),
-        "cited_sentences": sum(1 for s in result["sentences"] if s["citations"]),
-        "labels": {label: labels.count(label) for label in sorted(set(labels))},
+        "question": text,
+        "wait_to_first_token_ms": round(waited.total_seconds() * 1000, 1) if waited else None,
+        **{stage: question.timings_ms.get(stage) for stage in STAGES},
+        "prompt_tokens": question.context.get("prompt_tokens"),
+        "abstracts_given": len(question.context.get("given", [])),
+        "sentences": len(sentences),
+        "cited_sentences": sum(1 for sentence in sentences if sentence.citations.exists()),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=5)
+    parser.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=["first-wave", "current"])
+    parser.add_argument("--timeout", type=float, default=900.0, help="Seconds one question may take.")
     parser.add_argument("--out", type=Path, default=Path("var/benchmarks/question_latency.json"))
     args = parser.parse_args()
 
@@ -57,25 +104,72 @@ def main() -> None:
     django.setup()
     from django.conf import settings
 
+    model = settings.VERIMED_LLM_MODEL
     dev = settings.VERIMED_DATA_DIR / "bioasq" / "benchmark" / "questions_dev.jsonl"
-    questions = [json.loads(line) for line in dev.open()][: args.questions]
-    rows = [summarise(ask(q["body"]), set(q["gold_pmids"])) for q in questions]
+    questions = [json.loads(line)["body"] for line in dev.open()][: args.questions]
+    rows: list[dict[str, Any]] = []
+    rates: dict[str, list[dict[str, Any]]] = {}
+    with ExitStack() as servers:
+        urls = {}
+        for name in args.variants:
+            print(f"serving {model} for {name} …", file=sys.stderr, flush=True)
+            urls[name] = servers.enter_context(
+                served_model(
+                    model,
+                    cache=settings.VERIMED_MODEL_CACHE,
+                    n_ctx=settings.VERIMED_LLM_CONTEXT_TOKENS,
+                    tuning=VARIANTS[name].tuning,
+                )
+            )
+        endpoints = {name: LLMSettings(base_url=url, model=model, timeout_seconds=600) for name, url in urls.items()}
+        rates = {name: [measure_reading_rate(endpoint).as_dict()] for name, endpoint in endpoints.items()}
+        for number, text in enumerate(questions):
+            shift = number % len(args.variants)
+            for name in args.variants[shift:] + args.variants[:shift]:
+                row = ask(text, VARIANTS[name], urls[name], model, args.timeout)
+                rows.append({"variant": name, **row})
+                print(f"{name}: {row['wait_to_first_token_ms']} ms to the first token", file=sys.stderr, flush=True)
+        for name, endpoint in endpoints.items():
+            rates[name].append(measure_reading_rate(endpoint).as_dict())
 
-    print(f"{'question':<48} " + " ".join(f"{stage:>15}" for stage in STAGES) + "  gold@10 cited")
+    print(
+        f"{'variant':<11} {'question':<40} {'wait 1st tok':>12} "
+        + " ".join(f"{stage:>15}" for stage in STAGES)
+        + "  prompt tok  cited/sent."
+    )
     for row in rows:
         timings = " ".join(f"{(row[stage] or 0) / 1000:>14.1f}s" for stage in STAGES)
         cited = f"{row['cited_sentences']}/{row['sentences']}"
-        print(f"{row['question'][:48]:<48} {timings}  {row['gold_in_top10']:>7} {cited}")
-    summary = {
-        stage: {
-            "median_ms": statistics.median(row[stage] or 0 for row in rows),
-            "max_ms": max(row[stage] or 0 for row in rows),
+        print(
+            f"{row['variant']:<11} {row['question'][:40]:<40} {(row['wait_to_first_token_ms'] or 0) / 1000:>11.1f}s "
+            f"{timings}  {row['prompt_tokens'] or 0:>10} {cited:>12}"
+        )
+    summary: dict[str, dict[str, Any]] = {}
+    for name in args.variants:
+        mine = [row for row in rows if row["variant"] == name]
+        waits = [row["wait_to_first_token_ms"] for row in mine if row["wait_to_first_token_ms"] is not None]
+        summary[name] = {
+            "wait_to_first_token_ms_p50": statistics.median(waits) if waits else None,
+            **{f"{stage}_ms_p50": statistics.median(row[stage] or 0 for row in mine) for stage in STAGES},
+            "prompt_tokens_p50": statistics.median(row["prompt_tokens"] or 0 for row in mine),
+            "cited_sentences_mean": statistics.fmean(row["cited_sentences"] for row in mine),
+            "probe_tokens_per_s": [rate["tokens_per_s"] for rate in rates[name]],
+            "tuning": VARIANTS[name].tuning.__dict__,
+            "settings": VARIANTS[name].settings,
         }
-        for stage in STAGES
-    }
-    print(f"{'median':<48} " + " ".join(f"{summary[s]['median_ms'] / 1000:>14.1f}s" for s in STAGES))
-    print(f"{'max':<48} " + " ".join(f"{summary[s]['max_ms'] / 1000:>14.1f}s" for s in STAGES))
-    machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "llm": settings.VERIMED_LLM_MODEL}
+    print()
+    print(f"{'variant':<11} {'wait p50':>10} {'prompt tok':>11} {'cited sent.':>12}  probe tokens/s (before, after)")
+    for name, figures in summary.items():
+        probe = ", ".join(str(rate) for rate in figures["probe_tokens_per_s"])
+        print(
+            f"{name:<11} {(figures['wait_to_first_token_ms_p50'] or 0) / 1000:>9.1f}s "
+            f"{figures['prompt_tokens_p50']:>11.0f} {figures['cited_sentences_mean']:>12.1f}  {probe}"
+        )
+    if len(args.variants) == 2:
+        before, after = (summary[name]["wait_to_first_token_ms_p50"] for name in args.variants)
+        if before and after:
+            print(f"wait to first token p50: {args.variants[1]} / {args.variants[0]} = {after / before:.2f}")
+    machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "llm": model}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"machine": machine, "summary": summary, "questions": rows}, indent=2))
     print(f"written: {args.out}")

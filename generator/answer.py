@@ -1,7 +1,8 @@
 """Building the answer prompt from retrieved abstracts, in one of two styles.
 
 `chat`: system and user messages with one worked example turn, for general instruct models such as the embedded
-Qwen (small models copy a demonstrated format far more reliably than a described one).
+Qwen (small models copy a demonstrated format far more reliably than a described one). `chat-brief`: the same with
+the first wave's shorter instruction and two-sentence example, kept to measure against.
 `verifai`: the plain-text prompt the fine-tuned VerifAI model was trained on, sent as a completion.
 """
 
@@ -16,6 +17,10 @@ from generator.prompts import (
     ABSTRACT_BLOCK,
     ANSWER_SYSTEM,
     ANSWER_USER,
+    BRIEF_ANSWER_SYSTEM,
+    BRIEF_ANSWER_USER,
+    BRIEF_EXAMPLE_ABSTRACTS,
+    BRIEF_EXAMPLE_ANSWER,
     EXAMPLE_ABSTRACTS,
     EXAMPLE_ANSWER,
     EXAMPLE_QUESTION,
@@ -23,8 +28,8 @@ from generator.prompts import (
     VERIFAI_PROMPT,
 )
 
-PromptStyle = Literal["chat", "verifai"]
-PROMPT_STYLES: tuple[PromptStyle, ...] = ("chat", "verifai")
+PromptStyle = Literal["chat", "chat-brief", "verifai"]
+PROMPT_STYLES: tuple[PromptStyle, ...] = ("chat", "chat-brief", "verifai")
 # Tokens a chat template adds around each message (role header and end marker): chatml uses 5, Mistral's 4-6.
 CHAT_TOKENS_PER_MESSAGE = 8
 
@@ -34,6 +39,25 @@ class ContextAbstract:
     pmid: str
     title: str
     abstract: str
+
+
+@dataclass(frozen=True)
+class ChatPrompt:
+    """The texts of one chat style: instructions, the user turn's template and its worked example."""
+
+    system: str
+    user: str
+    example_abstracts: tuple[tuple[str, str, str], ...]
+    example_question: str
+    example_answer: str
+
+
+CHAT_PROMPTS: dict[PromptStyle, ChatPrompt] = {
+    "chat": ChatPrompt(ANSWER_SYSTEM, ANSWER_USER, EXAMPLE_ABSTRACTS, EXAMPLE_QUESTION, EXAMPLE_ANSWER),
+    "chat-brief": ChatPrompt(
+        BRIEF_ANSWER_SYSTEM, BRIEF_ANSWER_USER, BRIEF_EXAMPLE_ABSTRACTS, EXAMPLE_QUESTION, BRIEF_EXAMPLE_ANSWER
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -72,23 +96,32 @@ def answer_prompt(
         )
         return AnswerPrompt(style=style, text=VERIFAI_PROMPT.format(question=question, abstracts=blocks))
     return AnswerPrompt(
-        style=style, messages=tuple(answer_messages(question, abstracts, abstract_chars=abstract_chars))
+        style=style,
+        messages=tuple(answer_messages(question, abstracts, abstract_chars=abstract_chars, chat=CHAT_PROMPTS[style])),
     )
 
 
-def answer_messages(question: str, abstracts: Sequence[ContextAbstract], *, abstract_chars: int) -> list[Message]:
-    example = [ContextAbstract(pmid, title, abstract) for pmid, title, abstract in EXAMPLE_ABSTRACTS]
+def answer_messages(
+    question: str,
+    abstracts: Sequence[ContextAbstract],
+    *,
+    abstract_chars: int,
+    chat: ChatPrompt = CHAT_PROMPTS["chat"],
+) -> list[Message]:
+    """System, worked example, then the question: everything before the last user turn is the same for every
+    question, so a server that keeps the previous prompt's state reads it once."""
+    example = [ContextAbstract(pmid, title, abstract) for pmid, title, abstract in chat.example_abstracts]
     return [
-        {"role": "system", "content": ANSWER_SYSTEM},
-        {"role": "user", "content": _user_turn(EXAMPLE_QUESTION, example, abstract_chars=abstract_chars)},
-        {"role": "assistant", "content": EXAMPLE_ANSWER},
-        {"role": "user", "content": _user_turn(question, abstracts, abstract_chars=abstract_chars)},
+        {"role": "system", "content": chat.system},
+        {"role": "user", "content": _user_turn(chat.user, chat.example_question, example, abstract_chars)},
+        {"role": "assistant", "content": chat.example_answer},
+        {"role": "user", "content": _user_turn(chat.user, question, abstracts, abstract_chars)},
     ]
 
 
-def _user_turn(question: str, abstracts: Sequence[ContextAbstract], *, abstract_chars: int) -> str:
+def _user_turn(template: str, question: str, abstracts: Sequence[ContextAbstract], abstract_chars: int) -> str:
     blocks = "\n\n".join(
         ABSTRACT_BLOCK.format(pmid=item.pmid, title=item.title, abstract=clip_text(item.abstract, abstract_chars))
         for item in abstracts
     )
-    return ANSWER_USER.format(abstracts=blocks, question=question)
+    return template.format(abstracts=blocks, question=question)

@@ -28,6 +28,7 @@ from generator.context_focus import focused_context, packed_context
 from generator.generate import generate_answer
 from generator.generation_settings import GenerationSettings
 from generator.prompts import STANCE_SYSTEM, STANCE_USER
+from generator.reading_rate import measure_reading_rate
 from generator.registry import build_llm, build_token_counter
 from generator.serve import served_model
 from indexer.base import Embedder
@@ -93,6 +94,9 @@ def parse_stance(reply: str) -> str:
 class GenerationRun:
     model: str
     prompt_style: str
+    abstracts_in_prompt: int = 0
+    sentences_per_abstract: int = 0
+    probe_tokens_per_s: float | None = None  # the server's prompt-reading rate (generator.reading_rate)
     answers: int = 0
     failed: int = 0
     own_retrieved: int = 0
@@ -120,6 +124,8 @@ class GenerationRun:
         return {
             "model": self.model,
             "prompt_style": self.prompt_style,
+            "abstracts_in_prompt": self.abstracts_in_prompt,
+            "sentences_per_abstract": self.sentences_per_abstract,
             "answers": self.answers,
             "failed": self.failed,
             "own_abstract_retrieved_pct": round(100 * self.own_retrieved / n, 1),
@@ -127,12 +133,15 @@ class GenerationRun:
             "cites_own_abstract_pct": round(100 * self.cites_own / n, 1),
             "mean_citations": round(statistics.fmean(self.citations), 2) if self.citations else 0.0,
             "sentence_citation_coverage_pct": round(100 * self.cited_sentences / sentences, 1),
+            "sentences_per_answer": round(self.sentences / n, 2),
+            "cited_sentences_per_answer": round(self.cited_sentences / n, 2),
             "hallucinated_ids_raw": self.hallucinated_raw,
             "repaired_ids": self.repaired,
             "hallucinated_ids_final": self.hallucinated_final,
             "cannot_answer": self.cannot_answer,
             "dropped_abstracts": self.dropped_abstracts,
             "prompt_tokens_p50": round(statistics.median(self.prompt_tokens)) if self.prompt_tokens else None,
+            "probe_prompt_tokens_per_s": self.probe_tokens_per_s,
             "ttft_ms_p50": round(statistics.median(self.ttft_ms), 1) if self.ttft_ms else None,
             "tokens_per_s": round(statistics.median(self.tokens_per_s), 1) if self.tokens_per_s else None,
             "seconds_per_answer_p50": round(statistics.median(self.seconds), 1) if self.seconds else None,
@@ -154,7 +163,12 @@ def evaluate_generation(
     progress: Callable[[int, GenerationRun], None] = lambda done, run: None,
 ) -> GenerationRun:
     """Each question through the product's own steps: retrieval, focusing, packing, generation (as services do)."""
-    run = GenerationRun(model=llm.model_id, prompt_style=generation.prompt_style)
+    run = GenerationRun(
+        model=llm.model_id,
+        prompt_style=generation.prompt_style,
+        abstracts_in_prompt=generation.abstracts_in_prompt,
+        sentences_per_abstract=generation.sentences_per_abstract,
+    )
     for done, item in enumerate(items, start=1):
         hits = hybrid_search(
             item.question, lexical=index.lexical, vectors=index.vectors, embedder=embedder, settings=retrieval
@@ -163,7 +177,7 @@ def evaluate_generation(
             item.question,
             [ContextAbstract(pmid=hit.pmid, title="", abstract=index.articles[hit.pmid].abstract) for hit in hits],
             embedder=embedder,
-            sentences_kept=generation.sentences_per_abstract,
+            options=generation,
         )
         packed = packed_context(item.question, context, generation, counter=counter)
         given = [abstract.pmid for abstract in packed.abstracts]
@@ -259,7 +273,11 @@ def evaluate_model(
                 f"ttft p50 {summary['ttft_ms_p50']} ms stance {summary['stance_agreement_pct']}%"
             )
 
-        return evaluate_generation(
+        # Printed beside the timings: the same prompt takes five times longer on some of our machines than others.
+        rate = None if llm_settings.server_kind == "fake" else measure_reading_rate(llm_settings)
+        if rate:
+            write(f"  the server reads prompts at {rate.tokens_per_s} tokens/s (probe of {rate.prompt_tokens} tokens)")
+        run = evaluate_generation(
             items,
             index=index,
             embedder=embedder,
@@ -269,6 +287,7 @@ def evaluate_model(
             retrieval=retrieval,
             progress=progress,
         )
+        return replace(run, probe_tokens_per_s=rate.tokens_per_s if rate else None)
 
 
 def evaluate_pubmedqa(

@@ -9,7 +9,11 @@ from generator.base import SamplingOptions
 
 
 class GenerationSettings(BaseModel, frozen=True):
-    prompt_style: PromptStyle = Field("chat", description="chat: messages with a worked example; verifai: VerifAI's.")
+    prompt_style: PromptStyle = Field(
+        "chat",
+        description="chat: messages with a worked example of a complete answer; chat-brief: the earlier two-sentence "
+        "example; verifai: VerifAI's.",
+    )
     max_tokens: int = Field(
         1225, ge=16, le=8192, description="Upper bound on answer length in tokens (the thesis's value: 1225)."
     )
@@ -18,6 +22,9 @@ class GenerationSettings(BaseModel, frozen=True):
     context_tokens: int = Field(8192, ge=512, description="The serving model's context window in tokens.")
     sentences_per_abstract: int = Field(
         4, ge=0, le=50, description="Sentences of each abstract the model sees, most relevant first; 0 = all."
+    )
+    abstracts_in_prompt: int = Field(
+        10, ge=0, le=100, description="The best-ranked retrieved abstracts the model reads; 0 = all retrieved."
     )
     abstract_chars: int = Field(1500, ge=200, description="Hard cap on each abstract's characters in the prompt.")
 

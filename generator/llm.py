@@ -43,7 +43,7 @@ class OpenAICompatibleLLM:
 
     def stream_chat(self, messages: list[Message], options: SamplingOptions) -> Iterator[str]:
         """Yield text deltas as the server emits them; closing the generator closes the connection."""
-        with _translated_errors(self.settings.base_url):
+        with translated_errors(self.settings.base_url):
             stream = self._client.chat.completions.create(
                 model=self.settings.model,
                 messages=messages,  # type: ignore[arg-type]
@@ -59,7 +59,7 @@ class OpenAICompatibleLLM:
 
     def stream_completion(self, prompt: str, options: SamplingOptions) -> Iterator[str]:
         """Yield text deltas of a plain completion; closing the generator closes the connection."""
-        with _translated_errors(self.settings.base_url):
+        with translated_errors(self.settings.base_url):
             stream = self._client.completions.create(
                 model=self.settings.model,
                 prompt=prompt,
@@ -74,7 +74,7 @@ class OpenAICompatibleLLM:
                         yield chunk.choices[0].text
 
     def complete_chat(self, messages: list[Message], *, max_tokens: int, temperature: float = 0.0) -> str:
-        with _translated_errors(self.settings.base_url):
+        with translated_errors(self.settings.base_url):
             response = self._client.chat.completions.create(
                 model=self.settings.model,
                 messages=messages,  # type: ignore[arg-type]
@@ -123,7 +123,7 @@ class ServerTokenCounter:
 
 
 @contextmanager
-def _translated_errors(base_url: str) -> Iterator[None]:
+def translated_errors(base_url: str) -> Iterator[None]:
     """Map the client's exceptions to ours, keeping whether a retry can help."""
     try:
         yield

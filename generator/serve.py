@@ -15,15 +15,45 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from generator.model_files import MODELS, assemble
 
 
-def server_argv(*, model_path: Path, alias: str, host: str, port: int, n_ctx: int, threads: int) -> list[str]:
-    return [
+@dataclass(frozen=True)
+class ServerTuning:
+    """How llama.cpp reads prompts; `benchmarks/llm_server_settings.py` measures each choice on the machine at hand.
+
+    The defaults are the fastest measured on our 2-core AVX2 machines (see benchmarks/README.md).
+    """
+
+    threads: int = os.cpu_count() or 2
+    batch: int = 512  # tokens per prompt-reading step
+    flash_attention: bool = False
+    # Saved model states keyed by their prompt, so a prompt that shares a prefix with any earlier one (not only
+    # the last) resumes from it: the system prompt and worked example are read once per server, whatever runs between.
+    prompt_cache_mb: int = 0
+
+    def argv(self) -> list[str]:
+        """This tuning as `generator.serve` options."""
+        return [
+            "--threads", str(self.threads),
+            "--batch", str(self.batch),
+            "--flash-attention" if self.flash_attention else "--no-flash-attention",
+            "--prompt-cache-mb", str(self.prompt_cache_mb),
+        ]  # fmt: skip
+
+
+def parse_options(argv: Sequence[str]) -> argparse.Namespace:
+    """`generator.serve`'s command line, parsed (the model and its cache keep their defaults when not given)."""
+    return _parser().parse_args(list(argv))
+
+
+def server_argv(*, model_path: Path, alias: str, host: str, port: int, n_ctx: int, tuning: ServerTuning) -> list[str]:
+    argv = [
         sys.executable,
         "-m",
         "llama_cpp.server",
@@ -32,23 +62,36 @@ def server_argv(*, model_path: Path, alias: str, host: str, port: int, n_ctx: in
         "--host", host,
         "--port", str(port),
         "--n_ctx", str(n_ctx),
-        "--n_threads", str(threads),
-        "--n_threads_batch", str(threads),
-        "--n_batch", "512",
+        "--n_threads", str(tuning.threads),
+        "--n_threads_batch", str(tuning.threads),
+        "--n_batch", str(tuning.batch),
+        "--n_ubatch", str(tuning.batch),
+        "--flash_attn", str(tuning.flash_attention),
     ]  # fmt: skip
+    if tuning.prompt_cache_mb:
+        argv += ["--cache", "True", "--cache_type", "ram", "--cache_size", str(tuning.prompt_cache_mb * 2**20)]
+    return argv
 
 
 @contextmanager
-def served_model(model: str, *, cache: Path, n_ctx: int = 8192, log_path: Path | None = None) -> Iterator[str]:
+def served_model(
+    model: str,
+    *,
+    cache: Path,
+    n_ctx: int = 8192,
+    log_path: Path | None = None,
+    tuning: ServerTuning | None = None,
+) -> Iterator[str]:
     """Serve `model` on a free loopback port for the duration of the block; yields its OpenAI base URL."""
     assemble(model, cache)  # here, so that a missing model fails with its own error rather than a dead server
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = int(sock.getsockname()[1])
     log = log_path.open("w") if log_path else subprocess.DEVNULL
+    options: Sequence[str] = (tuning or ServerTuning()).argv()
     process = subprocess.Popen(
         [sys.executable, "-m", "generator.serve", "--model", model, "--port", str(port), "--cache", str(cache),
-         "--n-ctx", str(n_ctx)],
+         "--n-ctx", str(n_ctx), *options],
         stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     base_url = f"http://127.0.0.1:{port}/v1"
@@ -79,18 +122,42 @@ def _wait_until_serving(url: str, process: subprocess.Popen[bytes], *, timeout: 
     raise TimeoutError(f"the model server did not answer at {url} within {timeout:.0f} s")
 
 
-def main(argv: list[str] | None = None) -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=sorted(MODELS), default="qwen2.5-coder-1.5b-instruct")
     parser.add_argument("--cache", type=Path, default=Path("var/models"))
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8081)
     parser.add_argument("--n-ctx", type=int, default=8192, help="Context window: ten abstracts need about 4k tokens.")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
-    args = parser.parse_args(argv)
+    defaults = ServerTuning()
+    parser.add_argument("--threads", type=int, default=defaults.threads)
+    parser.add_argument("--batch", type=int, default=defaults.batch, help="Tokens per prompt-reading step.")
+    parser.add_argument("--flash-attention", action=argparse.BooleanOptionalAction, default=defaults.flash_attention)
+    parser.add_argument(
+        "--prompt-cache-mb", type=int, default=defaults.prompt_cache_mb, help="RAM for saved prompt states; 0: off."
+    )
+    return parser
+
+
+def tuning_from_args(args: argparse.Namespace) -> ServerTuning:
+    return ServerTuning(
+        threads=args.threads,
+        batch=args.batch,
+        flash_attention=args.flash_attention,
+        prompt_cache_mb=args.prompt_cache_mb,
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
     model_path = assemble(args.model, args.cache)
     command = server_argv(
-        model_path=model_path, alias=args.model, host=args.host, port=args.port, n_ctx=args.n_ctx, threads=args.threads
+        model_path=model_path,
+        alias=args.model,
+        host=args.host,
+        port=args.port,
+        n_ctx=args.n_ctx,
+        tuning=tuning_from_args(args),
     )
     os.execv(command[0], command)
 

@@ -20,5 +20,9 @@ def _warm_up_engines(**_: Any) -> None:
     """Each worker process owns the engines its queues use; loading them at start keeps the first question as fast
     as the rest. The pool process is forked after the worker applied `--queues`, so the app knows them here."""
     from webapp.corpus import engines
+    from webapp.qa.llm import warm_up_llm_in_background
 
-    engines.warm_up(engines.engines_for_queues(app.amqp.queues.consume_from))
+    queues = app.amqp.queues.consume_from
+    engines.warm_up(engines.engines_for_queues(queues))
+    if "llm" in queues:
+        warm_up_llm_in_background()

@@ -285,6 +285,12 @@ class GenerationConfig(GenerationSettings):
         variable="VERIMED_SENTENCES_PER_ABSTRACT",
         description="sentences of each abstract the model reads, most relevant to the question first; 0 = all",
     )
+    abstracts_in_prompt: int = _pipeline_field(
+        GenerationSettings,
+        "abstracts_in_prompt",
+        variable="VERIMED_ABSTRACTS_IN_PROMPT",
+        description="the best-ranked retrieved abstracts the model reads (the rest stay listed as sources); 0 = all",
+    )
 
     def pipeline_settings(self) -> GenerationSettings:
         return GenerationSettings.model_validate(self.model_dump())

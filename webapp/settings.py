@@ -239,8 +239,10 @@ LOGGING = {
 # The embedded broker is kombu's SQLAlchemy transport over SQLite: no server to run. It has no pub/sub, so
 # progress and streamed tokens travel through the database rows the page polls, never through the broker.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite'}")
-# kombu's SQLAlchemy transport hands every transport option to create_engine, so its 1 s polling interval cannot
-# be tuned here: each hop between pipeline stages costs up to a second on the embedded broker.
+if CELERY_BROKER_URL.startswith("sqla+"):
+    # Polled every 0.1 s (webapp/broker_transport.py): at kombu's 1 s each hop between stages cost up to a second.
+    CELERY_BROKER_URL = CELERY_BROKER_URL.removeprefix("sqla+")
+    CELERY_BROKER_TRANSPORT = "webapp.broker_transport:Transport"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True  # results are rows in the database
 CELERY_TASK_SERIALIZER = "json"
@@ -312,6 +314,7 @@ VERIMED_LLM_TEMPERATURE = config.generation.temperature
 VERIMED_LLM_REPETITION_PENALTY = config.generation.repeat_penalty
 VERIMED_LLM_CONTEXT_TOKENS = config.generation.context_tokens
 VERIMED_SENTENCES_PER_ABSTRACT = config.generation.sentences_per_abstract
+VERIMED_ABSTRACTS_IN_PROMPT = config.generation.abstracts_in_prompt
 VERIMED_VERIFIER = config.verification.verifier
 VERIMED_VERIFIER_MODEL = Path(config.verification.verifier_model)
 VERIMED_VERIFIER_LABELS = config.verification.verifier_labels

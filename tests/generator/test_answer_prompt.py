@@ -6,8 +6,16 @@ import re
 
 import pytest
 
-from generator.answer import CHAT_TOKENS_PER_MESSAGE, ContextAbstract, answer_messages, answer_prompt
-from generator.prompts import ANSWER_SYSTEM, EXAMPLE_ABSTRACTS, EXAMPLE_ANSWER, EXAMPLE_QUESTION
+from generator.answer import CHAT_TOKENS_PER_MESSAGE, ContextAbstract, PromptStyle, answer_messages, answer_prompt
+from generator.prompts import (
+    ANSWER_SYSTEM,
+    BRIEF_ANSWER_SYSTEM,
+    BRIEF_EXAMPLE_ANSWER,
+    EXAMPLE_ABSTRACTS,
+    EXAMPLE_ANSWER,
+    EXAMPLE_QUESTION,
+)
+from indexer.sentences import sentence_texts
 
 QUESTION = "Does warfarin prevent stroke in atrial fibrillation?"
 ABSTRACTS = (
@@ -36,7 +44,35 @@ def test_the_worked_example_shows_its_abstracts_question_and_cited_answer() -> N
         assert f"abstract_id: PUBMED:{pmid}\ntitle: {title}\nabstract: {abstract}" in example_user
     assert _question_then_format_reminder(example_user, EXAMPLE_QUESTION)
     assert example_answer == EXAMPLE_ANSWER
-    assert re.findall(r"PUBMED:(\d+)", example_answer) == [pmid for pmid, _, _ in EXAMPLE_ABSTRACTS]
+    assert set(re.findall(r"PUBMED:(\d+)", example_answer)) == {pmid for pmid, _, _ in EXAMPLE_ABSTRACTS}
+
+
+def test_the_worked_example_is_a_complete_answer_with_every_sentence_cited() -> None:
+    """The model writes about as many sentences as its example has: the example shows three to six, each cited."""
+    sentences = sentence_texts(messages()[2]["content"])
+
+    assert 3 <= len(sentences) <= 6
+    assert all(re.search(r"\(PUBMED:\d+\)\.$", sentence) for sentence in sentences)
+
+
+def test_the_brief_style_keeps_the_first_waves_instruction_and_two_sentence_example() -> None:
+    brief = answer_prompt("chat-brief", QUESTION, ABSTRACTS, abstract_chars=2000).messages
+
+    assert brief[0]["content"] == BRIEF_ANSWER_SYSTEM
+    assert brief[2]["content"] == BRIEF_EXAMPLE_ANSWER
+    assert len(sentence_texts(brief[2]["content"])) == 2
+    assert "two to five sentences" in brief[3]["content"]
+    assert "three to six sentences" in messages()[3]["content"]
+
+
+@pytest.mark.parametrize("style", ["chat", "chat-brief"])
+def test_everything_before_the_question_turn_is_the_same_for_every_question(style: PromptStyle) -> None:
+    """The constant prefix a server's prompt cache can keep: it must not depend on the question or abstracts."""
+    first = answer_prompt(style, QUESTION, ABSTRACTS, abstract_chars=2000).messages
+    second = answer_prompt(style, "What causes gout?", ABSTRACTS[:1], abstract_chars=2000).messages
+
+    assert first[:3] == second[:3]
+    assert first[3] != second[3]
 
 
 def test_every_abstract_appears_as_an_abstract_id_block_in_the_given_order() -> None:

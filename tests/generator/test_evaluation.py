@@ -1,11 +1,11 @@
-"""The order questions are evaluated in: the test split first, shuffled with a seed, every item exactly once."""
+"""The order questions are evaluated in (test split first, seeded shuffle, every item once) and the run summary."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from generator.evaluation import PubMedQAItem, evaluation_order, load_pqal, parse_stance
+from generator.evaluation import GenerationRun, PubMedQAItem, evaluation_order, load_pqal, parse_stance
 
 DECISIONS = ["yes"] * 30 + ["no"] * 20 + ["maybe"] * 10
 
@@ -52,3 +52,13 @@ def test_a_stance_reply_is_read_from_its_first_word() -> None:
     assert parse_stance(" no, it does not") == "no"
     assert parse_stance("Maybe") == "maybe"
     assert parse_stance("The answer is yes") == "maybe"  # anything else counts as undecided
+
+
+def test_the_summary_counts_sentences_and_cited_sentences_per_answer() -> None:
+    run = GenerationRun(model="m", prompt_style="chat", answers=4, sentences=14, cited_sentences=12)
+
+    summary = run.summary()
+
+    assert summary["sentences_per_answer"] == 3.5
+    assert summary["cited_sentences_per_answer"] == 3.0
+    assert summary["sentence_citation_coverage_pct"] == round(100 * 12 / 14, 1)

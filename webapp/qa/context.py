@@ -22,5 +22,5 @@ def generation_context(question: Question, pipeline: PipelineSettings) -> list[C
         question.text,
         retrieved,
         embedder=engines.embedder(),
-        sentences_kept=pipeline.generation.sentences_per_abstract,
+        options=pipeline.generation,
     )

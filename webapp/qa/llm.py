@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+import threading
+
 from django.conf import settings
 
 from generator.base import LLM, LLMSettings, TokenCounter
+from generator.errors import GenerationError
 from generator.registry import build_llm, build_token_counter
-from webapp.qa.pipeline import PipelineSettings
+from generator.warm_up import warm_prompt_prefix
+from webapp.qa.pipeline import PipelineSettings, default_pipeline_settings
+
+logger = logging.getLogger(__name__)
 
 
 def llm_settings_for(pipeline: PipelineSettings) -> LLMSettings:
@@ -26,3 +33,23 @@ def llm_for(pipeline: PipelineSettings) -> LLM:
 
 def token_counter_for(pipeline: PipelineSettings) -> TokenCounter:
     return build_token_counter(llm_settings_for(pipeline))
+
+
+def warm_up_llm_in_background() -> threading.Thread | None:
+    """Have the configured server read the answer prompt's constant prefix now, in a thread, so that a worker's
+    start is not held up; None for the fake model, which has no prompt to read."""
+    pipeline = default_pipeline_settings()
+    if pipeline.llm_server_kind == "fake":
+        return None
+
+    def warm() -> None:
+        try:
+            generation = pipeline.generation
+            if warm_prompt_prefix(llm_for(pipeline), generation.prompt_style, abstract_chars=generation.abstract_chars):
+                logger.info("the language model has read the answer prompt's constant prefix")
+        except GenerationError as exc:  # the first question will read it instead
+            logger.warning("could not warm the language model's prompt prefix: %s", exc)
+
+    thread = threading.Thread(target=warm, name="llm-warm-up", daemon=True)
+    thread.start()
+    return thread

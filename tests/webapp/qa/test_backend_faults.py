@@ -88,16 +88,18 @@ def test_a_search_backend_down_fails_the_question_after_retries_and_the_site_kee
 @pytest.fixture
 def broker_down() -> Iterator[None]:
     """Celery publishes to an AMQP port where nothing listens; the app's own broker is restored afterwards."""
-    saved_url, saved_pool, saved_producers = (
+    saved_url, saved_transport, saved_pool, saved_producers = (
         celery_app.conf.broker_url,
+        celery_app.conf.broker_transport,
         celery_app._pool,
         celery_app.amqp._producer_pool,
     )
     celery_app.conf.broker_url = f"amqp://guest:guest@127.0.0.1:{free_port()}//"
+    celery_app.conf.broker_transport = None  # the embedded broker's transport class goes with its URL
     celery_app._pool = None
     celery_app.amqp._producer_pool = None
     yield
-    celery_app.conf.broker_url = saved_url
+    celery_app.conf.broker_url, celery_app.conf.broker_transport = saved_url, saved_transport
     celery_app._pool, celery_app.amqp._producer_pool = saved_pool, saved_producers
 
 

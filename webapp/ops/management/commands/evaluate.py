@@ -57,6 +57,12 @@ class Command(BaseCommand):
         generation.add_argument("--prompt-style", choices=PROMPT_STYLES, default=settings.VERIMED_PROMPT_STYLE)
         generation.add_argument("--max-tokens", type=int, default=settings.VERIMED_LLM_MAX_TOKENS)
         generation.add_argument("--context-tokens", type=int, default=settings.VERIMED_LLM_CONTEXT_TOKENS)
+        generation.add_argument(
+            "--abstracts-in-prompt", type=int, default=settings.VERIMED_ABSTRACTS_IN_PROMPT, help="0: all retrieved."
+        )
+        generation.add_argument(
+            "--sentences-per-abstract", type=int, default=settings.VERIMED_SENTENCES_PER_ABSTRACT, help="0: all."
+        )
 
         verification = stages.add_parser("verification", help="Claim verification on labelled (claim, document) pairs.")
         verification.add_argument("--claims", type=Path, required=True)
@@ -144,6 +150,8 @@ class Command(BaseCommand):
                 "prompt_style": options["prompt_style"],
                 "max_tokens": options["max_tokens"],
                 "context_tokens": options["context_tokens"],
+                "abstracts_in_prompt": options["abstracts_in_prompt"],
+                "sentences_per_abstract": options["sentences_per_abstract"],
             }
         )
         try:

@@ -1,0 +1,37 @@
+"""Tests for the prompt-reading probe, against the real llama.cpp server with the packaged model."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator.base import LLMSettings
+from generator.errors import LLMUnavailableError
+from generator.reading_rate import measure_reading_rate
+from tests.support import TEST_LLM_MODEL
+
+
+@pytest.mark.model
+def test_the_probe_reads_a_few_hundred_tokens_and_reports_a_rate(llm_base_url: str) -> None:
+    rate = measure_reading_rate(LLMSettings(base_url=llm_base_url, model=TEST_LLM_MODEL))
+
+    assert 400 <= rate.prompt_tokens <= 700
+    assert rate.seconds > 0
+    assert rate.tokens_per_s == pytest.approx(rate.prompt_tokens / rate.seconds, rel=0.01)
+    assert set(rate.as_dict()) == {"prompt_tokens", "seconds", "tokens_per_s"}
+
+
+@pytest.mark.model
+def test_a_repeated_probe_is_read_again_rather_than_served_from_the_prompt_cache(llm_base_url: str) -> None:
+    """Each probe starts with its own nonce: were it served from a cache, the second would take a few ms."""
+    endpoint = LLMSettings(base_url=llm_base_url, model=TEST_LLM_MODEL)
+    first, second = measure_reading_rate(endpoint), measure_reading_rate(endpoint)
+
+    assert second.prompt_tokens == first.prompt_tokens
+    assert second.seconds > 0.4 * first.seconds
+
+
+def test_a_server_that_is_down_is_reported_as_unavailable() -> None:
+    endpoint = LLMSettings(base_url="http://127.0.0.1:9/v1", model=TEST_LLM_MODEL, max_retries=0, timeout_seconds=5)
+
+    with pytest.raises(LLMUnavailableError, match="unreachable"):
+        measure_reading_rate(endpoint)

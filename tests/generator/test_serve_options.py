@@ -1,0 +1,48 @@
+"""Tests for the llama.cpp server's tuning options: what `generator.serve` passes on, and what it round-trips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.serve import ServerTuning, parse_options, server_argv, tuning_from_args
+
+
+def argv_for(tuning: ServerTuning) -> list[str]:
+    return server_argv(model_path=Path("model.gguf"), alias="m", host="127.0.0.1", port=8081, n_ctx=4096, tuning=tuning)
+
+
+def option(argv: list[str], name: str) -> str:
+    return argv[argv.index(name) + 1]
+
+
+@pytest.mark.parametrize(
+    "tuning",
+    [
+        ServerTuning(),
+        ServerTuning(threads=3, batch=128, flash_attention=True, prompt_cache_mb=256),
+        ServerTuning(threads=1, batch=2048, flash_attention=False, prompt_cache_mb=0),
+    ],
+)
+def test_a_tuning_survives_the_serve_command_line(tuning: ServerTuning) -> None:
+    """served_model hands the tuning to a `generator.serve` child as options: it must read back the same."""
+    assert tuning_from_args(parse_options(tuning.argv())) == tuning
+
+
+def test_batch_threads_and_flash_attention_reach_llama_cpp() -> None:
+    argv = argv_for(ServerTuning(threads=3, batch=128, flash_attention=True))
+
+    assert option(argv, "--n_threads") == option(argv, "--n_threads_batch") == "3"
+    assert option(argv, "--n_batch") == option(argv, "--n_ubatch") == "128"
+    assert option(argv, "--flash_attn") == "True"
+    assert option(argv, "--n_ctx") == "4096"
+
+
+def test_the_prompt_cache_is_passed_only_when_it_has_room() -> None:
+    assert "--cache" not in argv_for(ServerTuning(prompt_cache_mb=0))
+
+    argv = argv_for(ServerTuning(prompt_cache_mb=64))
+    assert option(argv, "--cache") == "True"
+    assert option(argv, "--cache_type") == "ram"
+    assert option(argv, "--cache_size") == str(64 * 2**20)
