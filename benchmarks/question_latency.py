@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/question_latency.py --questions 5
 
 Each variant is a set of settings and a llama.cpp server tuning. `first-wave` reproduces the first wave's behaviour
-(the two-sentence prompt, ten abstracts of four sentences each, the first wave's server options); `current` is the
+(ten abstracts of four sentences each, the first wave's server options); `current` is the
 configured defaults. The benchmark serves the packaged model once per variant (its own servers, beside the stack's),
 then asks each BioASQ dev question once per variant, taking turns in rotating order so that drift in the machine's
 load falls on both alike. Questions go through the stack's Celery worker like a question from the site: the
@@ -49,7 +49,7 @@ class Variant:
 VARIANTS = {
     "first-wave": Variant(
         settings={
-            "VERIMED_PROMPT_STYLE": "chat-brief",
+            "VERIMED_PROMPT_STYLE": "chat",
             "VERIMED_ABSTRACTS_IN_PROMPT": 10,
             "VERIMED_SENTENCES_PER_ABSTRACT": 4,
         },

@@ -1,8 +1,8 @@
 """Building the answer prompt from retrieved abstracts, in one of two styles.
 
 `chat`: system and user messages with one worked example turn, for general instruct models such as the embedded
-Qwen (small models copy a demonstrated format far more reliably than a described one). `chat-brief`: the same with
-the first wave's shorter instruction and two-sentence example, kept to measure against.
+Qwen (small models copy a demonstrated format far more reliably than a described one). `chat-complete`: the same
+asking for, and showing, a complete answer of three to six sentences.
 `verifai`: the plain-text prompt the fine-tuned VerifAI model was trained on, sent as a completion.
 """
 
@@ -17,10 +17,10 @@ from generator.prompts import (
     ABSTRACT_BLOCK,
     ANSWER_SYSTEM,
     ANSWER_USER,
-    BRIEF_ANSWER_SYSTEM,
-    BRIEF_ANSWER_USER,
-    BRIEF_EXAMPLE_ABSTRACTS,
-    BRIEF_EXAMPLE_ANSWER,
+    COMPLETE_ANSWER_SYSTEM,
+    COMPLETE_ANSWER_USER,
+    COMPLETE_EXAMPLE_ABSTRACTS,
+    COMPLETE_EXAMPLE_ANSWER,
     EXAMPLE_ABSTRACTS,
     EXAMPLE_ANSWER,
     EXAMPLE_QUESTION,
@@ -28,8 +28,8 @@ from generator.prompts import (
     VERIFAI_PROMPT,
 )
 
-PromptStyle = Literal["chat", "chat-brief", "verifai"]
-PROMPT_STYLES: tuple[PromptStyle, ...] = ("chat", "chat-brief", "verifai")
+PromptStyle = Literal["chat", "chat-complete", "verifai"]
+PROMPT_STYLES: tuple[PromptStyle, ...] = ("chat", "chat-complete", "verifai")
 # Tokens a chat template adds around each message (role header and end marker): chatml uses 5, Mistral's 4-6.
 CHAT_TOKENS_PER_MESSAGE = 8
 
@@ -54,8 +54,12 @@ class ChatPrompt:
 
 CHAT_PROMPTS: dict[PromptStyle, ChatPrompt] = {
     "chat": ChatPrompt(ANSWER_SYSTEM, ANSWER_USER, EXAMPLE_ABSTRACTS, EXAMPLE_QUESTION, EXAMPLE_ANSWER),
-    "chat-brief": ChatPrompt(
-        BRIEF_ANSWER_SYSTEM, BRIEF_ANSWER_USER, BRIEF_EXAMPLE_ABSTRACTS, EXAMPLE_QUESTION, BRIEF_EXAMPLE_ANSWER
+    "chat-complete": ChatPrompt(
+        COMPLETE_ANSWER_SYSTEM,
+        COMPLETE_ANSWER_USER,
+        COMPLETE_EXAMPLE_ABSTRACTS,
+        EXAMPLE_QUESTION,
+        COMPLETE_EXAMPLE_ANSWER,
     ),
 }
 

@@ -16,7 +16,7 @@ from rapidfuzz import fuzz
 from generator.answer import AnswerPrompt
 from generator.base import LLM, SamplingOptions
 from generator.citations import NormalizedAnswer, normalize_citations, strip_citations
-from generator.prompts import BRIEF_EXAMPLE_ANSWER, CANNOT_ANSWER, EXAMPLE_ANSWER
+from generator.prompts import CANNOT_ANSWER, COMPLETE_EXAMPLE_ANSWER, EXAMPLE_ANSWER
 
 # How the models say the abstracts do not answer the question (the prompt asks for exactly that sentence).
 _REFUSAL = re.compile(
@@ -32,7 +32,9 @@ _REFUSAL = re.compile(
 # on PubMedQA). Those sentences come from the prompt, not the literature: they are removed from the answer.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _EXAMPLE_SENTENCES = tuple(
-    strip_citations(part) for example in (EXAMPLE_ANSWER, BRIEF_EXAMPLE_ANSWER) for part in _SENTENCE_END.split(example)
+    strip_citations(part)
+    for example in (EXAMPLE_ANSWER, COMPLETE_EXAMPLE_ANSWER)
+    for part in _SENTENCE_END.split(example)
 )
 _ECHO_SIMILARITY = 80.0
 

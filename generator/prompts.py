@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-# The `chat` style asks for a complete answer and shows one: a single cited sentence is a thin answer to a research
-# question, and the 1.5B model writes about as many sentences as its worked example has (with the two-sentence
-# example of `chat-brief` it wrote one on most PubMedQA questions).
 ANSWER_SYSTEM = """\
 You are a biomedical research assistant. Answer the question using only the information in the abstracts \
-you are given. Write a complete answer: typically three to six sentences, first the direct answer, then the \
-findings that support or qualify it (sizes of effects, populations, harms, disagreements between studies). Use \
-only abstracts that bear on the question; never fill the answer with unrelated findings. End every sentence with \
-the abstract_id of each abstract it draws on, in parentheses, for example (PUBMED:12345678). Cite only \
-abstract_ids from the list. If the abstracts do not answer the question, say that the indexed literature does not \
-answer it."""
+you are given. Write a concise answer of two to five sentences. End every sentence with the abstract_id of the \
+abstract it comes from, in parentheses, for example (PUBMED:12345678). Cite only abstract_ids from the list. \
+If the abstracts do not answer the question, say that the indexed literature does not answer it."""
 
 ANSWER_USER = """\
 Abstracts:
 {abstracts}
 
 Question: {question}
-Answer in three to six sentences. End each sentence with the abstract_id it comes from, like (PUBMED:12345678)."""
+Answer in two to five sentences. End each sentence with the abstract_id it comes from, like (PUBMED:12345678)."""
 
 # One worked example, given as a previous turn: small models copy a demonstrated format far more reliably
 # than a described one (without it the 1.5B model wrote one sentence with every PMID stuck on the end).
@@ -28,13 +22,48 @@ EXAMPLE_ABSTRACTS = (
         "11111111",
         "Metformin in type 2 diabetes: a randomised trial.",
         "In 300 adults with type 2 diabetes, metformin lowered HbA1c by 1.2 percentage points more than placebo "
-        "over 24 weeks. Gastrointestinal side effects were more frequent with metformin (20% vs 8%).",
+        "over 24 weeks.",
     ),
     (
         "22222222",
         "Metformin added to insulin therapy.",
         "Adding metformin to insulin reduced the daily insulin dose by 20% without more hypoglycaemia.",
     ),
+)
+EXAMPLE_QUESTION = "Does metformin lower HbA1c in type 2 diabetes?"
+EXAMPLE_ANSWER = (
+    "Metformin lowered HbA1c by 1.2 percentage points more than placebo in adults with type 2 diabetes "
+    "(PUBMED:11111111). Added to insulin, it also reduced the daily insulin dose by 20% (PUBMED:22222222)."
+)
+
+# The `chat-complete` style asks for a complete answer (three to six sentences) and shows one: the model writes
+# about as many sentences as its example has. On 20 PubMedQA questions (benchmarks/README.md) the 1.5B model wrote
+# more cited sentences with it (2.05 per answer against 1.85) but cited the question's own abstract less often (80%
+# against 90%), padding answers with findings of unrelated abstracts; so `chat` stays the default.
+COMPLETE_ANSWER_SYSTEM = """\
+You are a biomedical research assistant. Answer the question using only the information in the abstracts \
+you are given. Write a complete answer: typically three to six sentences, first the direct answer, then the \
+findings that support or qualify it (sizes of effects, populations, harms, disagreements between studies). Use \
+only abstracts that bear on the question; never fill the answer with unrelated findings. End every sentence with \
+the abstract_id of each abstract it draws on, in parentheses, for example (PUBMED:12345678). Cite only \
+abstract_ids from the list. If the abstracts do not answer the question, say that the indexed literature does not \
+answer it."""
+
+COMPLETE_ANSWER_USER = """\
+Abstracts:
+{abstracts}
+
+Question: {question}
+Answer in three to six sentences. End each sentence with the abstract_id it comes from, like (PUBMED:12345678)."""
+
+COMPLETE_EXAMPLE_ABSTRACTS = (
+    (
+        "11111111",
+        "Metformin in type 2 diabetes: a randomised trial.",
+        "In 300 adults with type 2 diabetes, metformin lowered HbA1c by 1.2 percentage points more than placebo "
+        "over 24 weeks. Gastrointestinal side effects were more frequent with metformin (20% vs 8%).",
+    ),
+    EXAMPLE_ABSTRACTS[1],
     (
         "33333333",
         "Vitamin B12 status in long-term metformin users.",
@@ -42,40 +71,12 @@ EXAMPLE_ABSTRACTS = (
         "of those not taking it.",
     ),
 )
-EXAMPLE_QUESTION = "Does metformin lower HbA1c in type 2 diabetes?"
-EXAMPLE_ANSWER = (
+COMPLETE_EXAMPLE_ANSWER = (
     "Metformin lowers HbA1c in type 2 diabetes: in a randomised trial of 300 adults, it lowered HbA1c by 1.2 "
     "percentage points more than placebo over 24 weeks (PUBMED:11111111). Added to insulin, it also reduced the "
     "daily insulin dose by 20% without more hypoglycaemia (PUBMED:22222222). Its main harms were gastrointestinal "
     "side effects, in 20% of patients against 8% with placebo (PUBMED:11111111). Long-term use was associated with "
     "vitamin B12 deficiency, in 9% of users against 3% of non-users (PUBMED:33333333)."
-)
-
-# The `chat-brief` style: the first wave's prompt and its two-sentence example, kept so that one benchmark run can
-# measure today's answers beside the earlier ones.
-BRIEF_ANSWER_SYSTEM = """\
-You are a biomedical research assistant. Answer the question using only the information in the abstracts \
-you are given. Write a concise answer of two to five sentences. End every sentence with the abstract_id of the \
-abstract it comes from, in parentheses, for example (PUBMED:12345678). Cite only abstract_ids from the list. \
-If the abstracts do not answer the question, say that the indexed literature does not answer it."""
-BRIEF_ANSWER_USER = """\
-Abstracts:
-{abstracts}
-
-Question: {question}
-Answer in two to five sentences. End each sentence with the abstract_id it comes from, like (PUBMED:12345678)."""
-BRIEF_EXAMPLE_ABSTRACTS = (
-    (
-        "11111111",
-        "Metformin in type 2 diabetes: a randomised trial.",
-        "In 300 adults with type 2 diabetes, metformin lowered HbA1c by 1.2 percentage points more than placebo "
-        "over 24 weeks.",
-    ),
-    EXAMPLE_ABSTRACTS[1],
-)
-BRIEF_EXAMPLE_ANSWER = (
-    "Metformin lowered HbA1c by 1.2 percentage points more than placebo in adults with type 2 diabetes "
-    "(PUBMED:11111111). Added to insulin, it also reduced the daily insulin dose by 20% (PUBMED:22222222)."
 )
 
 ABSTRACT_BLOCK = "abstract_id: PUBMED:{pmid}\ntitle: {title}\nabstract: {abstract}"

@@ -253,7 +253,8 @@ class GenerationConfig(GenerationSettings):
         GenerationSettings,
         "prompt_style",
         variable="VERIMED_PROMPT_STYLE",
-        description="`chat` or `verifai` (VerifAI's fine-tuned Mistral; docker-compose sets it)",
+        description="`chat`, `chat-complete` (asks for three to six sentences) or `verifai` (VerifAI's fine-tuned "
+        "Mistral; docker-compose sets it)",
     )
     max_tokens: int = _pipeline_field(
         GenerationSettings,

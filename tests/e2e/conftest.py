@@ -127,8 +127,6 @@ def _started_stack(profile: str, var_dir: Path, profile_vars: dict[str, str]) ->
         "VERIMED_LLM_MODEL": TEST_LLM_MODEL,
         # Short answers: every assertion holds on a few cited sentences, and each token costs the suite time.
         "VERIMED_LLM_MAX_TOKENS": str(STACK_ANSWER_TOKENS),
-        # Two sentences per abstract: the prompt is read at 17-90 tokens/s here, and every question pays for it.
-        "VERIMED_SENTENCES_PER_ABSTRACT": "2",
         **profile_vars,
     }
     running = RunningStack(profile=profile, url=f"http://127.0.0.1:{port}", env=env, var_dir=var_dir, gold_pmids=gold)

@@ -9,8 +9,9 @@ import pytest
 from generator.answer import CHAT_TOKENS_PER_MESSAGE, ContextAbstract, PromptStyle, answer_messages, answer_prompt
 from generator.prompts import (
     ANSWER_SYSTEM,
-    BRIEF_ANSWER_SYSTEM,
-    BRIEF_EXAMPLE_ANSWER,
+    COMPLETE_ANSWER_SYSTEM,
+    COMPLETE_EXAMPLE_ABSTRACTS,
+    COMPLETE_EXAMPLE_ANSWER,
     EXAMPLE_ABSTRACTS,
     EXAMPLE_ANSWER,
     EXAMPLE_QUESTION,
@@ -47,25 +48,28 @@ def test_the_worked_example_shows_its_abstracts_question_and_cited_answer() -> N
     assert set(re.findall(r"PUBMED:(\d+)", example_answer)) == {pmid for pmid, _, _ in EXAMPLE_ABSTRACTS}
 
 
-def test_the_worked_example_is_a_complete_answer_with_every_sentence_cited() -> None:
-    """The model writes about as many sentences as its example has: the example shows three to six, each cited."""
+def test_the_chat_example_answers_in_two_sentences_each_cited() -> None:
     sentences = sentence_texts(messages()[2]["content"])
 
-    assert 3 <= len(sentences) <= 6
+    assert len(sentences) == 2
     assert all(re.search(r"\(PUBMED:\d+\)\.$", sentence) for sentence in sentences)
 
 
-def test_the_brief_style_keeps_the_first_waves_instruction_and_two_sentence_example() -> None:
-    brief = answer_prompt("chat-brief", QUESTION, ABSTRACTS, abstract_chars=2000).messages
+def test_the_complete_style_asks_for_and_shows_three_to_six_cited_sentences() -> None:
+    """The model writes about as many sentences as its example has: this example shows four, each cited."""
+    complete = answer_prompt("chat-complete", QUESTION, ABSTRACTS, abstract_chars=2000).messages
+    sentences = sentence_texts(complete[2]["content"])
 
-    assert brief[0]["content"] == BRIEF_ANSWER_SYSTEM
-    assert brief[2]["content"] == BRIEF_EXAMPLE_ANSWER
-    assert len(sentence_texts(brief[2]["content"])) == 2
-    assert "two to five sentences" in brief[3]["content"]
-    assert "three to six sentences" in messages()[3]["content"]
+    assert complete[0]["content"] == COMPLETE_ANSWER_SYSTEM
+    assert complete[2]["content"] == COMPLETE_EXAMPLE_ANSWER
+    assert 3 <= len(sentences) <= 6
+    assert all(re.search(r"\(PUBMED:\d+\)\.$", sentence) for sentence in sentences)
+    assert set(re.findall(r"PUBMED:(\d+)", complete[2]["content"])) == {p for p, _, _ in COMPLETE_EXAMPLE_ABSTRACTS}
+    assert "three to six sentences" in complete[3]["content"]
+    assert "two to five sentences" in messages()[3]["content"]
 
 
-@pytest.mark.parametrize("style", ["chat", "chat-brief"])
+@pytest.mark.parametrize("style", ["chat", "chat-complete"])
 def test_everything_before_the_question_turn_is_the_same_for_every_question(style: PromptStyle) -> None:
     """The constant prefix a server's prompt cache can keep: it must not depend on the question or abstracts."""
     first = answer_prompt(style, QUESTION, ABSTRACTS, abstract_chars=2000).messages

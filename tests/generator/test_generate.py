@@ -10,7 +10,7 @@ from generator.base import LLMSettings, SamplingOptions
 from generator.citations import normalize_citations
 from generator.generate import GeneratedAnswer, generate_answer, is_refusal, without_example_echoes
 from generator.llm import OpenAICompatibleLLM
-from generator.prompts import BRIEF_EXAMPLE_ANSWER, CANNOT_ANSWER, EXAMPLE_ANSWER
+from generator.prompts import CANNOT_ANSWER, COMPLETE_EXAMPLE_ANSWER, EXAMPLE_ANSWER
 from tests.generator.everolimus import ABSTRACTS, GIVEN, QUESTION
 from tests.support import TEST_LLM_MODEL
 
@@ -54,7 +54,7 @@ def test_a_repeated_worked_example_is_removed_even_with_a_slipped_id() -> None:
     assert without_example_echoes(raw) == "Everolimus inhibits mTOR (PUBMED:31000001)."
 
 
-@pytest.mark.parametrize("example", [EXAMPLE_ANSWER, BRIEF_EXAMPLE_ANSWER], ids=["chat", "chat-brief"])
+@pytest.mark.parametrize("example", [EXAMPLE_ANSWER, COMPLETE_EXAMPLE_ANSWER], ids=["chat", "chat-complete"])
 def test_every_sentence_of_either_worked_example_is_removed(example: str) -> None:
     assert without_example_echoes(f"Everolimus inhibits mTOR (PUBMED:31000001). {example}") == (
         "Everolimus inhibits mTOR (PUBMED:31000001)."

@@ -30,7 +30,7 @@ class RecordingLLM:
         raise AssertionError("the warm-up streams")
 
 
-@pytest.mark.parametrize("style", ["chat", "chat-brief"])
+@pytest.mark.parametrize("style", ["chat", "chat-complete"])
 def test_the_warm_up_sends_the_constant_prefix_of_every_answer_for_one_token(style: PromptStyle) -> None:
     llm = RecordingLLM()
 
