@@ -198,8 +198,10 @@ def ingest_paths(
     embedder: Embedder,
     batch_size: int = 256,
     on_progress: Callable[[int], None] | None = None,
+    on_embedded: Callable[[int], None] | None = None,
 ) -> IngestReport:
-    """Both steps for every file, in order; re-running on the same files is idempotent."""
+    """Both steps for every file, in order; re-running on the same files is idempotent. `on_progress` hears of
+    articles stored (step 1), `on_embedded` of articles chunked, embedded and written to the vector index (step 2)."""
     report = IngestReport()
     for path in expand_paths(paths):
         report.add(
@@ -208,7 +210,14 @@ def ingest_paths(
             )
         )
         report.add(
-            embed_pending(sink=sink, vectors=vectors, embedder=embedder, source=path.name, batch_size=batch_size)
+            embed_pending(
+                sink=sink,
+                vectors=vectors,
+                embedder=embedder,
+                source=path.name,
+                batch_size=batch_size,
+                on_progress=on_embedded,
+            )
         )
     vectors.optimize()
     return report

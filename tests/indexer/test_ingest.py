@@ -305,6 +305,7 @@ def test_small_batches_store_the_same_articles_and_report_progress(
     corpus: list[Path], stores: Stores, embedder: SentenceTransformerEmbedder
 ) -> None:
     progress: list[int] = []
+    embedded: list[int] = []
 
     report = ingest_paths(
         corpus,
@@ -314,10 +315,13 @@ def test_small_batches_store_the_same_articles_and_report_progress(
         embedder=embedder,
         batch_size=2,
         on_progress=progress.append,
+        on_embedded=embedded.append,
     )
 
     assert progress == [2, 1, 2]  # baseline: 11+12, then 13; the update holds no articles; JSONL: 21+22
     assert sum(progress) == report.articles == 5
+    assert sum(embedded) == report.embedded == 5  # each stored article embedded once, and reported
+    assert all(0 < count <= 2 for count in embedded)
     assert stores.sink.save_calls == 3
     assert set(stores.sink.records) == KEPT
     assert stores.vectors.count() == len(KEPT)

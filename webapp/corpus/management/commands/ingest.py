@@ -29,10 +29,16 @@ class Command(BaseCommand):
         except FileNotFoundError as exc:
             raise CommandError(str(exc)) from exc
         total = sum(estimate_records(path) for path in paths)
-        bar = tqdm(total=total, unit="abstract", disable=options["no_progress"], desc="ingest")
+        # Two bars, each with its own rate and ETA: storing is fast, embedding is most of the time (on a 2-core
+        # machine 5 to 14 abstracts/s against hundreds), and one bar for both stood still while embedding ran.
+        stored = tqdm(total=total, unit="abstract", disable=options["no_progress"], desc="store", position=0)
+        embedded = tqdm(total=total, unit="abstract", disable=options["no_progress"], desc="embed", position=1)
 
-        def on_progress(count: int) -> None:
-            bar.update(count)
+        def on_stored(count: int) -> None:
+            stored.update(count)
+
+        def on_embedded(count: int) -> None:
+            embedded.update(count)
 
         try:
             report = ingest_paths(
@@ -42,12 +48,14 @@ class Command(BaseCommand):
                 vectors=engines.vector_index(),
                 embedder=engines.embedder(),
                 batch_size=options["batch_size"],
-                on_progress=on_progress,
+                on_progress=on_stored,
+                on_embedded=on_embedded,
             )
         except IndexerError as exc:
             raise CommandError(str(exc)) from exc
         finally:
-            bar.close()
+            stored.close()
+            embedded.close()
             engines.release_engines()
         self.stdout.write(
             f"files={report.files} articles={report.articles} "
