@@ -38,8 +38,9 @@ EXAMPLE_ANSWER = (
 
 # The `chat-complete` style asks for a complete answer (three to six sentences) and shows one: the model writes
 # about as many sentences as its example has. On 20 PubMedQA questions (benchmarks/README.md) the 1.5B model wrote
-# more cited sentences with it (2.05 per answer against 1.85) but cited the question's own abstract less often (80%
-# against 90%), padding answers with findings of unrelated abstracts; so `chat` stays the default.
+# more cited sentences with it (2.4 per answer against 1.85) but cited the question's own abstract less often (85%
+# against 90%) and left more sentences uncited (16% against 5%), padding answers with findings of unrelated
+# abstracts; so `chat` stays the default.
 COMPLETE_ANSWER_SYSTEM = """\
 You are a biomedical research assistant. Answer the question using only the information in the abstracts \
 you are given. Write a complete answer: typically three to six sentences, first the direct answer, then the \
