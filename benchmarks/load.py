@@ -9,7 +9,9 @@ settings in this shell's environment, so export the same DATABASE_URL etc. as th
 with `username:password` lines), and all of them post a BioASQ dev question at the same instant, through the ask
 form with its CSRF token, as a browser would. Each then polls its question's JSON until it is finished or the
 `--timeout` passes. Meanwhile one more signed-in user (an admin, so the index page is included) keeps opening
-pages and records how long each took. Only loopback URLs are accepted: this is a load generator.
+pages and records how long each took. Only loopback URLs are accepted: this is a load generator. The LLM server
+(`--llm-url`, default `VERIMED_LLM_BASE_URL`) is probed for its prompt-reading rate before and after the load
+(`probe_tokens_per_s`): questions/min mean little without it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from generator.base import LLMSettings
+from generator.errors import GenerationError
+from generator.reading_rate import measure_reading_rate
 
 ROOT = Path(__file__).resolve().parent.parent
 FINAL = ("done", "failed", "cancelled")
@@ -264,6 +272,17 @@ def print_table(summary: dict[str, Any]) -> None:
         print(f"failed: {message}")
 
 
+def probe_rate(url: str, model: str) -> float | None:
+    """The LLM server's prompt-reading rate (generator.reading_rate); None, with a line saying why, when it cannot
+    be measured (a remote or unreachable server): questions/min says little without it."""
+    try:
+        require_loopback(url)
+        return measure_reading_rate(LLMSettings(base_url=url, model=model, max_retries=0)).tokens_per_s
+    except (ValueError, GenerationError) as exc:
+        print(f"prompt-reading probe unavailable: {exc}", file=sys.stderr)
+        return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", default="http://127.0.0.1:8000")
@@ -278,6 +297,12 @@ def main() -> None:
     data_dir = Path(os.environ.get("VERIMED_DATA_DIR", ROOT.parent / "shared" / "data"))
     parser.add_argument("--questions", type=Path, default=data_dir / "bioasq" / "benchmark" / "questions_dev.jsonl")
     parser.add_argument("--out", type=Path, default=Path("var/benchmarks/load.json"))
+    parser.add_argument(
+        "--llm-url",
+        default=os.environ.get("VERIMED_LLM_BASE_URL", "http://127.0.0.1:8081/v1"),
+        help="the site's LLM server, probed for its prompt-reading rate before and after the load",
+    )
+    parser.add_argument("--llm-model", default=os.environ.get("VERIMED_LLM_MODEL", "qwen2.5-coder-1.5b-instruct"))
     args = parser.parse_args()
 
     try:
@@ -293,6 +318,7 @@ def main() -> None:
     else:
         researchers, watcher_account = make_accounts(args.users)
     is_admin = not args.accounts or bool(args.admin)
+    probes = [probe_rate(args.llm_url, args.llm_model)]
 
     browsers = [Browser(base, tls_proxy=args.tls_proxy) for _ in researchers]
     for browser, (name, password) in zip(browsers, researchers, strict=True):
@@ -330,7 +356,9 @@ def main() -> None:
     stop.set()
     pages.join()
 
+    probes.append(probe_rate(args.llm_url, args.llm_model))
     summary = summarise(outcomes, samples, started_at=started_at)
+    summary["probe_tokens_per_s"] = probes  # the LLM server's prompt-reading rate, before and after the load
     print_table(summary)
     machine = {"cpus": os.cpu_count(), "platform": platform.platform()}
     run = {"url": base, "users": args.users, "timeout_s": args.timeout, "poll_seconds": args.poll_seconds}

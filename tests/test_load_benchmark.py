@@ -15,6 +15,7 @@ from django.core.management import call_command
 from pytest_django.fixtures import Settings
 from pytest_django.live_server_helper import LiveServer
 
+from tests.support import free_port
 from webapp.qa.models import Question
 
 # Loaded by path: an installed dependency ships a top-level `benchmarks` package that shadows the folder.
@@ -113,3 +114,11 @@ def test_its_browser_reports_a_failed_sign_in(live_server: LiveServer, transacti
     browser = Browser(require_loopback(live_server.url), tls_proxy=False)
     with pytest.raises(RuntimeError, match="signing in as nobody failed"):
         browser.sign_in("nobody", "wrong")
+
+
+@pytest.mark.parametrize("url", ["http://10.0.0.5:8081/v1", f"http://127.0.0.1:{free_port()}/v1"])
+def test_an_llm_server_it_may_not_or_cannot_probe_gives_no_rate_and_says_why(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert load.probe_rate(url, "qwen2.5-coder-1.5b-instruct") is None
+    assert "prompt-reading probe unavailable" in capsys.readouterr().err
