@@ -17,6 +17,7 @@ from generator.answer import AnswerPrompt
 from generator.base import LLM, SamplingOptions
 from generator.citations import NormalizedAnswer, normalize_citations, strip_citations
 from generator.prompts import CANNOT_ANSWER, COMPLETE_EXAMPLE_ANSWER, EXAMPLE_ANSWER
+from indexer.sentences import sentence_texts
 
 # How the models say the abstracts do not answer the question (the prompt asks for exactly that sentence).
 _REFUSAL = re.compile(
@@ -30,11 +31,8 @@ _REFUSAL = re.compile(
 
 # Small models sometimes repeat the worked example's answer after their own (the 0.5B model did in most answers
 # on PubMedQA). Those sentences come from the prompt, not the literature: they are removed from the answer.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _EXAMPLE_SENTENCES = tuple(
-    strip_citations(part)
-    for example in (EXAMPLE_ANSWER, COMPLETE_EXAMPLE_ANSWER)
-    for part in _SENTENCE_END.split(example)
+    strip_citations(part) for example in (EXAMPLE_ANSWER, COMPLETE_EXAMPLE_ANSWER) for part in sentence_texts(example)
 )
 _ECHO_SIMILARITY = 80.0
 
@@ -43,7 +41,7 @@ def without_example_echoes(text: str) -> str:
     """The text without sentences that repeat the worked example's answer (fuzzy, citations ignored)."""
     kept = [
         part
-        for part in _SENTENCE_END.split(text)
+        for part in sentence_texts(text)
         if not any(fuzz.ratio(strip_citations(part), example) >= _ECHO_SIMILARITY for example in _EXAMPLE_SENTENCES)
     ]
     return " ".join(kept).strip()
