@@ -26,7 +26,7 @@ def test_a_repeated_probe_is_read_again_rather_than_served_from_the_prompt_cache
     endpoint = LLMSettings(base_url=llm_base_url, model=TEST_LLM_MODEL)
     first, second = measure_reading_rate(endpoint), measure_reading_rate(endpoint)
 
-    assert second.prompt_tokens == first.prompt_tokens
+    assert abs(second.prompt_tokens - first.prompt_tokens) <= 10  # the nonce tokenizes a little differently each time
     assert second.seconds > 0.4 * first.seconds
 
 
