@@ -13,6 +13,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 app = Celery("verimed")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+app.autodiscover_tasks(related_name="periodic")  # scheduled work that starts jobs (webapp/corpus/periodic.py)
 
 
 @worker_process_init.connect

@@ -18,7 +18,7 @@ from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks as Capture
 
 from tests.support import REPO, free_port
 from webapp.corpus.models import IndexJob
-from webapp.corpus.tasks import pubmed_updates_sync_daily_task
+from webapp.corpus.periodic import pubmed_updates_sync_daily_task
 from webapp.ops.stack import services, worker_queues
 
 # Prints the settings a process ends up with, and what /healthz and / answer over plain http.

@@ -7,7 +7,6 @@ file's revision or deletion of a citation wins), so they run as one chain, file 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -16,13 +15,11 @@ from celery import Task, chain, group, shared_task
 from indexer.errors import IndexerError
 from webapp.corpus import indexing
 from webapp.corpus.joblog import index_job_log
-from webapp.corpus.jobs import IndexJobRefusedError, index_job_finish
+from webapp.corpus.jobs import index_job_finish
 from webapp.corpus.models import IndexJob, PubmedFile
 from webapp.corpus.rebuild_job import index_job_rebuild
 from webapp.corpus.sync import index_job_plan_sync
 from webapp.task_retries import RetryPolicy, retry_if_transient, run_retrying
-
-logger = logging.getLogger(__name__)
 
 MAX_RETRIES = 5
 RETRY_BACKOFF_SECONDS = 10
@@ -128,16 +125,3 @@ def index_job_sync_task(self: Task, job_id: int, base_url: str, max_files: int |
 )
 def index_rebuild_task(job_id: int) -> None:
     index_job_rebuild(job_id=job_id)
-
-
-@shared_task(name="corpus.pubmed_updates_sync_daily")
-def pubmed_updates_sync_daily_task() -> int | None:
-    """Celery beat's daily sync: starts what the admin's "sync updates" form starts; the id of the job, if any."""
-    from webapp.corpus.starting import index_job_start_updates  # it imports this module
-
-    try:
-        return index_job_start_updates(user=None).pk
-    except IndexJobRefusedError as exc:
-        # An updates sync or a rebuild still running: tomorrow's run picks up whatever this one would have.
-        logger.info("daily PubMed updates sync skipped: %s", exc)
-        return None
