@@ -17,7 +17,7 @@ from indexer.ingest import ingest_paths
 from indexer.records import ArticleRecord
 from webapp.accounts.roles import ADMIN, RESEARCHER, REVIEWER, ROLES
 from webapp.corpus import engines
-from webapp.corpus.services import DatabaseArticleSink
+from webapp.corpus.services.articles import DatabaseArticleSink
 
 ARTICLES = [
     ArticleRecord(

@@ -14,7 +14,7 @@ from django.conf import settings
 
 from indexer.base import Embedder, EmbedderOptions, LexicalIndex, LexicalOptions, VectorIndex, VectorOptions
 from indexer.registry import build_embedder, build_lexical_index, build_vector_index
-from webapp.corpus.generations import active_generation
+from webapp.corpus.services.generations import active_generation
 
 _lock = threading.RLock()
 _open_generation: str | None = None

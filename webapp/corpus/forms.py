@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-from webapp.corpus.local_sources import SUPPORTED_SUFFIXES, SUPPORTED_TEXT, IngestSource
+from webapp.corpus.services.local_sources import SUPPORTED_SUFFIXES, SUPPORTED_TEXT, IngestSource
 
 
 class IngestPathForm(forms.Form):

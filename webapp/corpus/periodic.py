@@ -10,8 +10,8 @@ import logging
 
 from celery import shared_task
 
-from webapp.corpus.jobs import IndexJobRefusedError
-from webapp.corpus.starting import index_job_start_updates
+from webapp.corpus.services.jobs import IndexJobRefusedError
+from webapp.corpus.services.starting import index_job_start_updates
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from webapp.corpus import engines
-from webapp.corpus.generations import active_generation, generation_names
 from webapp.corpus.models import Article, IndexJob, IndexJobEvent, PubmedFile
+from webapp.corpus.services.generations import active_generation, generation_names
 
 logger = logging.getLogger(__name__)
 

@@ -13,12 +13,12 @@ from typing import Any
 from celery import Task, chain, group, shared_task
 
 from indexer.errors import IndexerError
-from webapp.corpus import indexing
-from webapp.corpus.joblog import index_job_log
-from webapp.corpus.jobs import index_job_finish
 from webapp.corpus.models import IndexJob, PubmedFile
-from webapp.corpus.rebuild_job import index_job_rebuild
-from webapp.corpus.sync import index_job_plan_sync
+from webapp.corpus.services import indexing
+from webapp.corpus.services.joblog import index_job_log
+from webapp.corpus.services.jobs import index_job_finish
+from webapp.corpus.services.rebuild_job import index_job_rebuild
+from webapp.corpus.services.sync import index_job_plan_sync
 from webapp.task_retries import RetryPolicy, retry_if_transient, run_retrying
 
 MAX_RETRIES = 5

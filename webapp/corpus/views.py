@@ -11,11 +11,17 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from webapp.accounts.roles import ADMIN, role_required
-from webapp.corpus import selectors, starting
+from webapp.corpus import selectors
 from webapp.corpus.forms import IngestPathForm, IngestUploadForm, RebuildForm, SyncUpdatesForm
-from webapp.corpus.jobs import IndexJobRefusedError, index_job_cancel
-from webapp.corpus.local_sources import IngestSourceRejectedError, ingest_path_resolve, ingest_roots, ingest_sources
 from webapp.corpus.models import IndexJob
+from webapp.corpus.services import starting
+from webapp.corpus.services.jobs import IndexJobRefusedError, index_job_cancel
+from webapp.corpus.services.local_sources import (
+    IngestSourceRejectedError,
+    ingest_path_resolve,
+    ingest_roots,
+    ingest_sources,
+)
 
 
 @require_GET

@@ -6,7 +6,7 @@ import pytest
 
 from indexer.records import ArticleRecord, Author, MeshHeading
 from webapp.corpus.models import Article
-from webapp.corpus.services import DatabaseArticleSink, article_record
+from webapp.corpus.services.articles import DatabaseArticleSink, article_record
 
 FULL = ArticleRecord(
     pmid="555",

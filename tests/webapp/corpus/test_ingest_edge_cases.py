@@ -12,7 +12,7 @@ import pytest
 from indexer.ingest import IngestReport, ingest_paths
 from webapp.corpus import engines
 from webapp.corpus.models import Article
-from webapp.corpus.services import DatabaseArticleSink
+from webapp.corpus.services.articles import DatabaseArticleSink
 
 pytestmark = [pytest.mark.model, pytest.mark.django_db]
 

@@ -10,10 +10,10 @@ from django.core.management import call_command
 from indexer.ingest import ingest_paths
 from indexer.records import ArticleRecord
 from webapp.corpus import engines
-from webapp.corpus.generations import INITIAL_GENERATION, active_generation
 from webapp.corpus.models import Article
-from webapp.corpus.rebuild import index_rebuild
-from webapp.corpus.services import DatabaseArticleSink
+from webapp.corpus.services.articles import DatabaseArticleSink
+from webapp.corpus.services.generations import INITIAL_GENERATION, active_generation
+from webapp.corpus.services.rebuild import index_rebuild
 
 pytestmark = [pytest.mark.model, pytest.mark.django_db]
 

@@ -19,11 +19,11 @@ from tests.ncbi_server import UPDATES, serve_ncbi
 from tests.webapp.corpus.reindex_fixtures import allowed_dir_fixture, eager_indexing_fixture, pubmed_xml  # noqa: F401
 from webapp.accounts.roles import ADMIN
 from webapp.corpus import engines
-from webapp.corpus.generations import INITIAL_GENERATION, active_generation
-from webapp.corpus.jobs import index_job_cancel
 from webapp.corpus.models import Article, IndexJob, IndexJobEvent, PubmedFile
-from webapp.corpus.rebuild import RebuildCancelledError, index_rebuild
-from webapp.corpus.starting import index_job_start_files
+from webapp.corpus.services.generations import INITIAL_GENERATION, active_generation
+from webapp.corpus.services.jobs import index_job_cancel
+from webapp.corpus.services.rebuild import RebuildCancelledError, index_rebuild
+from webapp.corpus.services.starting import index_job_start_files
 
 pytestmark = [pytest.mark.model, pytest.mark.django_db, pytest.mark.usefixtures("eager_indexing")]
 

@@ -12,7 +12,7 @@ from indexer.errors import IndexerError
 from indexer.ingest import STAGES, estimate_records, ingest_paths
 from indexer.readers import expand_paths
 from webapp.corpus import engines
-from webapp.corpus.services import DatabaseArticleSink
+from webapp.corpus.services.articles import DatabaseArticleSink
 
 
 class Command(BaseCommand):

@@ -14,9 +14,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from indexer.errors import IndexerError
-from webapp.corpus.jobs import index_job_create
 from webapp.corpus.models import IndexJob
-from webapp.corpus.sync import pubmed_files_to_sync, pubmed_listing
+from webapp.corpus.services.jobs import index_job_create
+from webapp.corpus.services.sync import pubmed_files_to_sync, pubmed_listing
 from webapp.corpus.tasks import index_job_workflow
 
 

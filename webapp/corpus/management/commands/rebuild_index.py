@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from indexer.errors import IndexerError
 from webapp.corpus.models import Article
-from webapp.corpus.rebuild import index_rebuild
+from webapp.corpus.services.rebuild import index_rebuild
 
 
 class Command(BaseCommand):

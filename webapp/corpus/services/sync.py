@@ -6,10 +6,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from indexer import ncbi
-from webapp.corpus.indexing import local_path
-from webapp.corpus.joblog import index_job_log
-from webapp.corpus.jobs import index_job_attach_files, index_job_finish
 from webapp.corpus.models import IndexJob, PubmedFile
+from webapp.corpus.services.indexing import local_path
+from webapp.corpus.services.joblog import index_job_log
+from webapp.corpus.services.jobs import index_job_attach_files, index_job_finish
 
 
 def pubmed_listing(*, base_url: str) -> tuple[list[ncbi.RemoteFile], dict[str, str]]:

@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from indexer.errors import IndexerError
 from webapp.corpus import engines
-from webapp.corpus.joblog import index_job_log
 from webapp.corpus.models import IndexJob, PubmedFile
+from webapp.corpus.services.joblog import index_job_log
 
 
 class IndexJobRefusedError(Exception):

@@ -7,10 +7,10 @@ import logging
 from django.db.models import F
 from django.utils import timezone
 
-from webapp.corpus.joblog import index_job_log
-from webapp.corpus.jobs import index_job_finish, index_job_record_counts
 from webapp.corpus.models import Article, IndexJob
-from webapp.corpus.rebuild import RebuildCancelledError, index_rebuild
+from webapp.corpus.services.joblog import index_job_log
+from webapp.corpus.services.jobs import index_job_finish, index_job_record_counts
+from webapp.corpus.services.rebuild import RebuildCancelledError, index_rebuild
 
 logger = logging.getLogger(__name__)
 

@@ -9,9 +9,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
-from webapp.corpus.jobs import IndexJobRefusedError, index_job_create
-from webapp.corpus.local_sources import pubmed_files_for_paths, upload_save
 from webapp.corpus.models import Article, IndexJob
+from webapp.corpus.services.jobs import IndexJobRefusedError, index_job_create
+from webapp.corpus.services.local_sources import pubmed_files_for_paths, upload_save
 from webapp.corpus.tasks import index_job_sync_task, index_job_workflow, index_rebuild_task
 
 

@@ -19,10 +19,10 @@ from indexer import ncbi
 from indexer.errors import CorpusFormatError
 from indexer.ingest import embed_pending, store_file
 from webapp.corpus import engines
-from webapp.corpus.joblog import pubmed_file_log
-from webapp.corpus.jobs import index_job_finish_if_complete, index_job_record_counts
 from webapp.corpus.models import IndexJob, PubmedFile
-from webapp.corpus.services import DatabaseArticleSink
+from webapp.corpus.services.articles import DatabaseArticleSink
+from webapp.corpus.services.joblog import pubmed_file_log
+from webapp.corpus.services.jobs import index_job_finish_if_complete, index_job_record_counts
 
 # The order a file moves through; a step whose status is already reached does nothing (a redelivered task).
 _ORDER = [PubmedFile.Status.PENDING, PubmedFile.Status.DOWNLOADED, PubmedFile.Status.STORED, PubmedFile.Status.INDEXED]

@@ -13,15 +13,15 @@ from django.utils import timezone
 from indexer.chunking import Chunker
 from indexer.ingest import IngestReport, embed_records
 from webapp.corpus import engines
-from webapp.corpus.generations import (
+from webapp.corpus.models import Article
+from webapp.corpus.services.articles import article_record
+from webapp.corpus.services.generations import (
     activate_generation,
     active_generation,
     new_generation_name,
     remove_generation,
     remove_generation_folders,
 )
-from webapp.corpus.models import Article
-from webapp.corpus.services import article_record
 
 
 class RebuildCancelledError(Exception):
