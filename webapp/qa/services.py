@@ -7,6 +7,8 @@ import math
 import time
 from typing import Any
 
+from celery import chain, signature
+from celery.canvas import Signature
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
@@ -130,12 +132,23 @@ def question_create(
 _PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 1.0}
 
 
+def question_pipeline(question_id: int) -> Signature:
+    """Retrieve, then generate, then verify; each stage takes the question id the previous one returns.
+
+    The stages are named, not imported: webapp/qa/tasks.py runs them by calling this module, and a name is all
+    Celery needs to route and run a task.
+    """
+    return chain(
+        signature("qa.question_retrieve", args=(question_id,), immutable=True),
+        signature("qa.question_generate"),
+        signature("qa.question_verify"),
+    )
+
+
 def question_enqueue(*, question_id: int) -> bool:
     """Hand the question to the workers. If the broker cannot take it, the question fails with a reason the page
     shows, instead of waiting forever in "queued" (or the request failing with a 500)."""
     from kombu.exceptions import OperationalError
-
-    from webapp.qa.tasks import question_pipeline
 
     try:
         question_pipeline(question_id).apply_async(retry=True, retry_policy=_PUBLISH_RETRY_POLICY)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from celery import Task, chain, shared_task
+from celery import Task, shared_task
 
 from generator.errors import GenerationError
 from indexer.errors import IndexerError
@@ -71,12 +71,3 @@ def question_verify_task(self: Task, question_id: int) -> int:
             ),
         )
     return question_id
-
-
-def question_pipeline(question_id: int) -> Any:
-    """Retrieve, then generate, then verify; each stage takes the question id the previous one returns."""
-    return chain(
-        question_retrieve_task.si(question_id),
-        question_generate_task.s(),
-        question_verify_task.s(),
-    )

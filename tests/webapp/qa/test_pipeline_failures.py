@@ -49,3 +49,20 @@ def test_it_says_it_cannot_answer_when_nothing_is_retrieved(indexed_articles: li
     assert "does not answer" in question.answer_text
     assert question.status == Question.Status.DONE
     assert not question.sentences.exists()
+
+
+def test_the_pipeline_names_three_registered_stages_each_routed_to_a_queue() -> None:
+    from django.conf import settings
+
+    from webapp.celery import app as celery_app
+    from webapp.qa.services import question_pipeline
+
+    stages = question_pipeline(7).tasks
+    names = [stage.task for stage in stages]
+
+    assert names == ["qa.question_retrieve", "qa.question_generate", "qa.question_verify"]
+    assert all(name in celery_app.tasks for name in names)
+    assert all(name in settings.CELERY_TASK_ROUTES for name in names)
+    assert stages[0].args == (7,)
+    assert stages[0].immutable
+    assert stages[1].args == stages[2].args == ()  # they take the id the previous stage returns
