@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -17,6 +19,20 @@ def shared_data_dir() -> Path:
     if not path.is_dir():
         raise RuntimeError(f"shared data not found at {path}; set VERIMED_DATA_DIR")
     return path
+
+
+def run_with_django_settings(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`python *args` in the checkout with webapp.settings and `env`: how settings read a given environment."""
+    # Only the basics of this process's environment: the test run's own VERIMED_* must not leak in.
+    base = {key: os.environ[key] for key in ("PATH", "HOME", "LANG") if key in os.environ}
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=REPO,
+        env={**base, "DJANGO_SETTINGS_MODULE": "webapp.settings", **env},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 def free_port() -> int:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import kombu
 import pytest
 
+from tests.support import run_with_django_settings
 from webapp.broker_transport import Transport
 from webapp.celery import app as celery_app
 
-REPO = Path(__file__).resolve().parents[2]
 PROBE = (
     "import json, django; django.setup(); from django.conf import settings; "
     "print(json.dumps([settings.CELERY_BROKER_URL, getattr(settings, 'CELERY_BROKER_TRANSPORT', None)]))"
@@ -22,15 +19,8 @@ PROBE = (
 
 
 def broker_settings(tmp_path: Path, **env: str) -> list[str | None]:
-    environment = {
-        "PATH": os.environ["PATH"],
-        "DJANGO_SETTINGS_MODULE": "webapp.settings",
-        "VERIMED_VAR_DIR": str(tmp_path),
-        **env,
-    }
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=REPO, env=environment, capture_output=True, text=True, check=True
-    )
+    result = run_with_django_settings({"VERIMED_VAR_DIR": str(tmp_path), **env}, "-c", PROBE)
+    assert result.returncode == 0, result.stderr
     probed: list[str | None] = json.loads(result.stdout.strip().splitlines()[-1])
     return probed
 

@@ -4,11 +4,8 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +13,7 @@ from django.conf import settings
 from django.test import Client
 from pytest_django.fixtures import DjangoCaptureOnCommitCallbacks as Capture
 
-from tests.support import REPO, free_port
+from tests.support import REPO, free_port, run_with_django_settings
 from webapp.corpus.models import IndexJob
 from webapp.corpus.periodic import pubmed_updates_sync_daily_task
 from webapp.ops.stack import services, worker_queues
@@ -46,19 +43,6 @@ def _env_example() -> dict[str, str]:
     return dict(re.findall(r"^([A-Z][A-Z0-9_]+)=(.*)$", text, flags=re.MULTILINE))
 
 
-def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    # Only the basics of this process's environment: the test run's own VERIMED_* must not leak in.
-    base = {key: os.environ[key] for key in ("PATH", "HOME", "LANG") if key in os.environ}
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=REPO,
-        env={**base, "DJANGO_SETTINGS_MODULE": "webapp.settings", **env},
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-
-
 @pytest.fixture
 def production_env(tmp_path: Path) -> dict[str, str]:
     """.env.example as docker compose would hand it to the app, with a strong secret and a writable var folder."""
@@ -72,21 +56,22 @@ def production_env(tmp_path: Path) -> dict[str, str]:
 
 
 def _probe(env: dict[str, str]) -> dict[str, object]:
-    result = _run(env, "-c", PROBE)
+    result = run_with_django_settings(env, "-c", PROBE)
     assert result.returncode == 0, result.stderr
     probed: dict[str, object] = json.loads(result.stdout.strip().splitlines()[-1])
     return probed
 
 
 def test_check_deploy_passes_under_the_production_environment(production_env: dict[str, str]) -> None:
-    result = _run(production_env, "manage.py", "check", "--deploy", "--fail-level", "WARNING")
+    result = run_with_django_settings(production_env, "manage.py", "check", "--deploy", "--fail-level", "WARNING")
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
 
 
 def test_check_deploy_fails_under_the_embedded_defaults(tmp_path: Path) -> None:
-    result = _run({"VERIMED_VAR_DIR": str(tmp_path)}, "manage.py", "check", "--deploy", "--fail-level", "WARNING")
+    embedded = {"VERIMED_VAR_DIR": str(tmp_path)}
+    result = run_with_django_settings(embedded, "manage.py", "check", "--deploy", "--fail-level", "WARNING")
 
     assert result.returncode != 0
     for warning in ("security.W004", "security.W008", "security.W009", "security.W012", "security.W016"):
@@ -101,7 +86,7 @@ def test_production_refuses_to_start_with_the_default_secret(
     if secret is not None:
         env["DJANGO_SECRET_KEY"] = secret
 
-    result = _run(env, "manage.py", "check", "--deploy")
+    result = run_with_django_settings(env, "manage.py", "check", "--deploy")
 
     assert result.returncode != 0
     assert "ImproperlyConfigured: VERIMED_PRODUCTION is on but DJANGO_SECRET_KEY is unset" in result.stderr
