@@ -24,7 +24,6 @@ import os
 import platform
 import statistics
 import sys
-import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,19 +62,14 @@ def ask(text: str, variant: Variant, base_url: str, model: str, timeout: float) 
     """One question through the worker under the variant's settings and server; its stored timings."""
     from django.test import override_settings
 
-    from webapp.qa import services
+    from webapp.qa import selectors, services
     from webapp.qa.models import Question
 
     with override_settings(**variant.settings, VERIMED_LLM_BASE_URL=base_url, VERIMED_LLM_MODEL=model):
         question = services.question_create(text=text, enqueue=True)
-    deadline = time.monotonic() + timeout
-    while True:
-        question.refresh_from_db()
-        if question.status in (Question.Status.DONE, Question.Status.FAILED):
-            break
-        if time.monotonic() > deadline:
-            raise SystemExit(f"no answer within {timeout:.0f} s: is the worker running (make run)?")
-        time.sleep(0.2)
+    if not selectors.question_wait_finished(question_id=question.pk, timeout=timeout):
+        raise SystemExit(f"no answer within {timeout:.0f} s: is the worker running (make run)?")
+    question.refresh_from_db()
     if question.status == Question.Status.FAILED:
         raise SystemExit(f"question failed: {question.error}")
     waited = question.first_token_at - question.created_at if question.first_token_at else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,17 @@ def _with_answer() -> QuerySet[Question]:
     return Question.objects.prefetch_related(
         "retrieved", Prefetch("sentences", queryset=AnswerSentence.objects.prefetch_related("citations"))
     )
+
+
+def question_wait_finished(*, question_id: int, timeout: float, poll_seconds: float = 0.5) -> bool:
+    """Wait for the workers to finish the question (done or failed); False when `timeout` seconds passed first."""
+    deadline = time.monotonic() + timeout
+    finished = (Question.Status.DONE, Question.Status.FAILED)
+    while not Question.objects.filter(pk=question_id, status__in=finished).exists():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(poll_seconds)
+    return True
 
 
 def question_get(*, question_id: int) -> Question:

@@ -10,6 +10,7 @@ from django.test import Client
 
 from webapp.qa.management.commands.ask import _citation_label
 from webapp.qa.models import Question
+from webapp.qa.selectors import question_wait_finished
 
 pytestmark = pytest.mark.django_db
 
@@ -73,3 +74,22 @@ def test_the_ask_page_lists_your_recent_questions_escaped(
     assert "&lt;b&gt;bold&lt;/b&gt; question" in page
     assert "<b>bold</b>" not in page
     assert "someone else" not in page
+
+
+def test_waiting_for_a_question_ends_when_it_is_finished_or_the_time_is_up() -> None:
+    queued = Question.objects.create(text="Does aspirin help?", settings={})
+    done = Question.objects.create(text="Does metformin help?", settings={}, status=Question.Status.DONE)
+    failed = Question.objects.create(text="Does zinc help?", settings={}, status=Question.Status.FAILED)
+
+    assert not question_wait_finished(question_id=queued.pk, timeout=0.2, poll_seconds=0.05)
+    assert question_wait_finished(question_id=done.pk, timeout=0.2, poll_seconds=0.05)
+    assert question_wait_finished(question_id=failed.pk, timeout=0.2, poll_seconds=0.05)
+
+
+def test_the_ask_command_fails_a_question_no_worker_finished_in_time() -> None:
+    with pytest.raises(CommandError, match="no worker finished the question within 0 s"):
+        call_command("ask", "Does aspirin help after a heart attack?", "--timeout", "0")
+
+    question = Question.objects.get()
+    assert question.status == Question.Status.FAILED
+    assert "no answer within 0 s" in question.error

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -75,12 +74,8 @@ class Command(BaseCommand):
             engines.release_engines()
 
     def _wait_for_worker(self, question_id: int, *, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            status = Question.objects.values_list("status", flat=True).get(pk=question_id)
-            if status in (Question.Status.DONE, Question.Status.FAILED):
-                return
-            time.sleep(0.5)
+        if selectors.question_wait_finished(question_id=question_id, timeout=timeout):
+            return
         services.question_fail(question_id=question_id, reason=f"no answer within {timeout:.0f} s")
         raise CommandError(
             f"no worker finished the question within {timeout:.0f} s; is the worker running (make run)? "
