@@ -18,7 +18,6 @@ Variants run one after another, so compare them only within one run; the table g
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import platform
@@ -35,6 +34,7 @@ from generator.base import LLMSettings, SamplingOptions
 from generator.llm import OpenAICompatibleLLM
 from generator.reading_rate import measure_reading_rate
 from generator.serve import ServerTuning, served_model
+from indexer.readers import ReadStats, read_articles
 
 THREADS = os.cpu_count() or 2
 VARIANTS: dict[str, ServerTuning] = {
@@ -50,19 +50,15 @@ VARIANTS: dict[str, ServerTuning] = {
 def answer_prompts(data_dir: Path, abstracts: int) -> list[Any]:
     """Prompts A, B and C: two BioASQ dev questions with abstracts from the benchmark corpus (their own gold ones),
     cut to 1,500 characters each as the product's prompt is; C is B with its abstracts in reverse order."""
-    corpus = {}
-    with gzip.open(data_dir / "bioasq/benchmark/corpus.jsonl.gz", "rt") as lines:
-        for line in lines:
-            doc = json.loads(line)
-            corpus[str(doc["pmid"])] = doc
+    records = read_articles(data_dir / "bioasq/benchmark/corpus.jsonl.gz", ReadStats())
+    corpus = {record.pmid: ContextAbstract(record.pmid, record.title, record.abstract) for record in records}
     chosen: list[tuple[str, list[ContextAbstract]]] = []
     with (data_dir / "bioasq/benchmark/questions_dev.jsonl").open() as lines:
         for line in lines:
             question = json.loads(line)
-            docs = [corpus[p] for p in question["gold_pmids"] if p in corpus][:abstracts]
-            if len(docs) == abstracts:
-                # The benchmark corpus keeps title and abstract as one text, shown as an untitled abstract.
-                chosen.append((question["body"], [ContextAbstract(str(d["pmid"]), "", d["text"]) for d in docs]))
+            given = [corpus[pmid] for pmid in question["gold_pmids"] if pmid in corpus][:abstracts]
+            if len(given) == abstracts:
+                chosen.append((question["body"], given))
             if len(chosen) == 2:
                 (question_a, given_a), (question_b, given_b) = chosen
                 return [
