@@ -45,11 +45,20 @@ def focused_context(
         replace(
             item,
             abstract=focused_abstract(
-                question, item.abstract, embedder=embedder, sentences_kept=options.sentences_per_abstract
+                question, item.abstract, embedder=embedder, sentences_kept=sentences_kept(rank, options)
             ),
         )
-        for item in kept
+        for rank, item in enumerate(kept)
     ]
+
+
+def sentences_kept(rank: int, options: GenerationSettings) -> int:
+    """How many sentences the abstract at `rank` (0 = best) keeps; 0 = all."""
+    every = options.sentences_per_abstract
+    lead = options.lead_abstract_sentences
+    if rank > 0 or not lead or not every:
+        return every
+    return max(lead, every)
 
 
 def packed_context(

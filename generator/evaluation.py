@@ -96,6 +96,7 @@ class GenerationRun:
     prompt_style: str
     abstracts_in_prompt: int = 0
     sentences_per_abstract: int = 0
+    lead_abstract_sentences: int = 0
     probe_tokens_per_s: float | None = None  # the server's prompt-reading rate (generator.reading_rate)
     answers: int = 0
     failed: int = 0
@@ -126,6 +127,7 @@ class GenerationRun:
             "prompt_style": self.prompt_style,
             "abstracts_in_prompt": self.abstracts_in_prompt,
             "sentences_per_abstract": self.sentences_per_abstract,
+            "lead_abstract_sentences": self.lead_abstract_sentences,
             "answers": self.answers,
             "failed": self.failed,
             "own_abstract_retrieved_pct": round(100 * self.own_retrieved / n, 1),
@@ -168,6 +170,7 @@ def evaluate_generation(
         prompt_style=generation.prompt_style,
         abstracts_in_prompt=generation.abstracts_in_prompt,
         sentences_per_abstract=generation.sentences_per_abstract,
+        lead_abstract_sentences=generation.lead_abstract_sentences,
     )
     for done, item in enumerate(items, start=1):
         hits = hybrid_search(

@@ -23,6 +23,15 @@ class GenerationSettings(BaseModel, frozen=True):
     sentences_per_abstract: int = Field(
         2, ge=0, le=50, description="Sentences of each abstract the model sees, most relevant first; 0 = all."
     )
+    # The best-ranked abstract is the one an answer leans on most: with two sentences of it, the model has too little
+    # to write more than one or two findings from it, and padded longer answers with unrelated abstracts.
+    lead_abstract_sentences: int = Field(
+        0,
+        ge=0,
+        le=50,
+        description="Sentences of the best-ranked abstract the model sees (more than the others get); 0 = as many as "
+        "sentences_per_abstract.",
+    )
     # Five abstracts of two sentences: a third of the first wave's ten of four, the prompt most of the wait for the
     # first word; on 20 PubMedQA questions the model cited the question's own abstract more often with it (90%
     # against 85%; benchmarks/README.md).

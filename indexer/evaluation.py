@@ -271,6 +271,7 @@ def evaluate_retrieval_files(
         index.close()
     result["build"] = build_summary(index, parse_seconds=parse_seconds)
     result["embedding_model"] = embedder.model_id
+    result["embedding_backend"] = getattr(embedder, "backend", None)
     result["corpus"] = [str(path) for path in corpus]
     return result
 

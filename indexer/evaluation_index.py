@@ -36,6 +36,9 @@ class EvaluationIndex:
 
 def _fingerprint(records: Sequence[ArticleRecord], embedder: Embedder) -> str:
     digest = hashlib.sha256(embedder.model_id.encode())
+    # The same model run by another backend (torch, onnx, onnx-int8) gives slightly different vectors: measuring one
+    # backend must never reuse an index another one built.
+    digest.update(str(getattr(embedder, "backend", "")).encode())
     for record in records:
         digest.update(record.pmid.encode())
         digest.update(record.text.encode())

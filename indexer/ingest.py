@@ -1,15 +1,19 @@
-"""Ingestion in two resumable steps per file.
+"""Ingestion in two resumable steps.
 
 `store_file` streams a file into the article store and the lexical index and applies its deletions; the store marks
 every new or changed article as not yet embedded. `embed_pending` then chunks, embeds and upserts exactly those
 articles and marks them embedded. A run killed in either step is resumed by running the step again: the first
 rewrites by PMID (idempotent), the second picks up whatever is still unmarked, so nothing is duplicated or skipped.
+
+`ingest_paths` stores every file before it embeds anything: the lexical index is complete (and the site can answer
+from it) within a minute or two, where embedding takes most of an ingest; embedding can also be left to a background
+process (indexer/embedding_handoff.py).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -19,9 +23,21 @@ from indexer.base import Embedder, LexicalIndex, VectorIndex
 from indexer.chunking import Chunker
 from indexer.compressed import GZIP_ERRORS, open_binary
 from indexer.readers import expand_paths, read_articles
-from indexer.records import ArticleRecord, ReadStats
+from indexer.records import ArticleRecord, Notice, ReadStats
 
 STAGES = ("parse", "database", "lexical", "chunk", "embed", "vector")
+# What a progress display counts, in articles: stored (parse, database and lexical), then chunked, embedded and
+# upserted into the vector index.
+PROGRESS_STAGES = ("store", "chunk", "embed", "upsert")
+
+
+class IngestProgress(Protocol):
+    """Hears how many articles each stage has been through, to draw one progress bar per stage."""
+
+    def stage_started(self, stage: str, total: int) -> None:
+        """The stage starts, with `total` articles to go through."""
+
+    def stage_advanced(self, stage: str, count: int) -> None: ...
 
 
 class ArticleSink(Protocol):
@@ -36,10 +52,17 @@ class ArticleSink(Protocol):
 
     def delete(self, pmids: Sequence[str]) -> None: ...
 
+    def save_notices(self, notices: Sequence[Notice]) -> None:
+        """Retraction, concern and erratum notices read without an abstract: never articles, but they mark the
+        papers they point at."""
+
     def pending_embedding(self, *, source: str | None, limit: int) -> list[ArticleRecord]:
         """Up to `limit` articles not yet embedded (from one source file, or any when None), in PMID order."""
 
     def mark_embedded(self, pmids: Sequence[str]) -> None: ...
+
+    def pending_count(self) -> int:
+        """How many articles are not yet embedded."""
 
 
 @dataclass
@@ -118,7 +141,7 @@ def store_file(
     vectors: VectorIndex,
     source: str | None = None,
     batch_size: int = 256,
-    on_progress: Callable[[int], None] | None = None,
+    progress: IngestProgress | None = None,
 ) -> IngestReport:
     """Step 1 for one file: articles into the store and the lexical index; its DeleteCitations out of everything."""
     report = IngestReport(files=1)
@@ -131,8 +154,11 @@ def store_file(
             lexical.add(written)
         report.articles += len(batch)
         report.written += len(written)
-        if on_progress:
-            on_progress(len(batch))
+        if progress:
+            progress.stage_advanced("store", len(batch))
+    if stats.notices:
+        with timed(report, "database"):
+            sink.save_notices(stats.notices)
     if stats.deleted_pmids:
         with timed(report, "database"):
             sink.delete(stats.deleted_pmids)
@@ -152,6 +178,7 @@ def embed_records(
     embedder: Embedder,
     vectors: VectorIndex,
     report: IngestReport,
+    progress: IngestProgress | None = None,
 ) -> None:
     """Chunk, embed and write these articles' vectors, timed into `report`.
 
@@ -159,8 +186,12 @@ def embed_records(
     """
     with timed(report, "chunk"):
         chunks = chunker.chunks(records)
+    if progress:
+        progress.stage_advanced("chunk", len(records))
     with timed(report, "embed"):
         embedded = embedder.embed([chunk.text for chunk in chunks])
+    if progress:
+        progress.stage_advanced("embed", len(records))
     with timed(report, "vector"):
         vectors.delete([record.pmid for record in records])
         vectors.upsert(chunks, embedded)
@@ -175,17 +206,17 @@ def embed_pending(
     embedder: Embedder,
     source: str | None = None,
     batch_size: int = 256,
-    on_progress: Callable[[int], None] | None = None,
+    progress: IngestProgress | None = None,
 ) -> IngestReport:
     """Step 2: chunk, embed and store every article the sink still lists as not embedded."""
     report = IngestReport()
     chunker = Chunker(embedder.token_lengths, max_tokens=embedder.max_tokens)
     while records := sink.pending_embedding(source=source, limit=batch_size):
-        embed_records(records, chunker=chunker, embedder=embedder, vectors=vectors, report=report)
+        embed_records(records, chunker=chunker, embedder=embedder, vectors=vectors, report=report, progress=progress)
         with timed(report, "database"):
             sink.mark_embedded([record.pmid for record in records])
-        if on_progress:
-            on_progress(len(records))
+        if progress:
+            progress.stage_advanced("upsert", len(records))
     return report
 
 
@@ -197,27 +228,23 @@ def ingest_paths(
     vectors: VectorIndex,
     embedder: Embedder,
     batch_size: int = 256,
-    on_progress: Callable[[int], None] | None = None,
-    on_embedded: Callable[[int], None] | None = None,
+    progress: IngestProgress | None = None,
+    defer_embedding: bool = False,
 ) -> IngestReport:
-    """Both steps for every file, in order; re-running on the same files is idempotent. `on_progress` hears of
-    articles stored (step 1), `on_embedded` of articles chunked, embedded and written to the vector index (step 2)."""
+    """Step 1 for every file, in order, then step 2 for every article pending (unless `defer_embedding`: the
+    articles then wait, marked pending, for a background embedder). Re-running on the same files is idempotent."""
     report = IngestReport()
     for path in expand_paths(paths):
         report.add(
-            store_file(
-                path, sink=sink, lexical=lexical, vectors=vectors, batch_size=batch_size, on_progress=on_progress
-            )
+            store_file(path, sink=sink, lexical=lexical, vectors=vectors, batch_size=batch_size, progress=progress)
         )
-        report.add(
-            embed_pending(
-                sink=sink,
-                vectors=vectors,
-                embedder=embedder,
-                source=path.name,
-                batch_size=batch_size,
-                on_progress=on_embedded,
-            )
-        )
-    vectors.optimize()
+    if defer_embedding:
+        return report
+    pending = sink.pending_count()
+    if progress:
+        for stage in PROGRESS_STAGES[1:]:
+            progress.stage_started(stage, pending)
+    report.add(embed_pending(sink=sink, vectors=vectors, embedder=embedder, batch_size=batch_size, progress=progress))
+    if pending:
+        vectors.optimize()
     return report

@@ -10,7 +10,16 @@ from collections.abc import Iterable
 
 from lxml import etree
 
-from indexer.records import ArticleRecord, Author, MeshHeading
+from indexer.records import (
+    CORRECTION_REF_TYPES,
+    NOTICE_REF_TYPES,
+    ArticleRecord,
+    Author,
+    Correction,
+    MeshHeading,
+    Notice,
+    cited_as,
+)
 
 # PubMed marks structured-abstract parts it could not classify this way; the label carries no meaning.
 _MEANINGLESS_LABELS = frozenset({"UNLABELLED", "UNASSIGNED"})
@@ -49,7 +58,39 @@ def citation_record(pmid: str, citation: etree._Element, pubmed_data: etree._Ele
         language=flat_text(article.find("Language")),
         doi=_doi(article, pubmed_data),
         pmc=_article_id(pubmed_data, "pmc"),
+        corrections=corrections(citation),
     )
+
+
+def citation_notice(pmid: str, citation: etree._Element) -> Notice | None:
+    """The notice a citation without an abstract is, if it points at a paper (RetractionOf, ErratumFor,
+    ExpressionOfConcernFor); None for any other citation."""
+    pointing = tuple(entry for entry in corrections(citation) if entry.ref_type in NOTICE_REF_TYPES)
+    if not pointing:
+        return None
+    article = citation.find("Article")
+    if article is None:
+        return Notice(pmid=pmid, citation="", corrections=pointing)
+    title = flat_text(article.find("ArticleTitle")) or flat_text(article.find("VernacularTitle"))
+    journal = flat_text(article.find("Journal/ISOAbbreviation")) or flat_text(article.find("Journal/Title"))
+    pub_date = _printed_date(article.find("Journal/JournalIssue/PubDate"))
+    return Notice(pmid=pmid, citation=cited_as(title, journal, pub_date), corrections=pointing)
+
+
+def corrections(citation: etree._Element) -> tuple[Correction, ...]:
+    """The retraction, concern and erratum entries of `CommentsCorrectionsList`, in file order, without repeats."""
+    found: dict[tuple[str, str, str], Correction] = {}
+    for entry in citation.iterfind("CommentsCorrectionsList/CommentsCorrections"):
+        ref_type = entry.get("RefType") or ""
+        if ref_type not in CORRECTION_REF_TYPES:
+            continue
+        # Some entries name the other citation only by its RefSource: that still says the paper was corrected.
+        correction = Correction(
+            ref_type=ref_type, pmid=flat_text(entry.find("PMID")), source=flat_text(entry.find("RefSource"))
+        )
+        if correction.pmid or correction.source:
+            found.setdefault((ref_type, correction.pmid, correction.source), correction)
+    return tuple(found.values())
 
 
 def flat_text(element: etree._Element | None) -> str:

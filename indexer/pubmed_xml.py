@@ -10,7 +10,7 @@ from lxml import etree
 
 from indexer.compressed import GZIP_ERRORS, open_binary
 from indexer.errors import CorpusFormatError
-from indexer.pubmed_fields import citation_record, flat_text
+from indexer.pubmed_fields import citation_notice, citation_record, flat_text
 from indexer.records import ArticleRecord, ReadStats
 
 # MedlineCitationSet is the pre-2017 MEDLINE baseline layout, where MedlineCitation is not wrapped in PubmedArticle.
@@ -64,6 +64,10 @@ def _read_citation(element: etree._Element, path: Path, stats: ReadStats) -> Art
     record = citation_record(pmid, citation, element.find("PubmedData"))
     if record is None:
         stats.skipped_without_abstract += 1
+        # Most notices have no abstract; skipped as articles, they must still mark the papers they are about.
+        notice = citation_notice(pmid, citation)
+        if notice is not None:
+            stats.notices.append(notice)
     return record
 
 

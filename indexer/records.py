@@ -23,6 +23,48 @@ class Author:
 
 
 @dataclass(frozen=True)
+class Correction:
+    """One `CommentsCorrections` entry that bears on trusting a paper: a retraction, an expression of concern or an
+    erratum, seen from the side that carries it (`RetractionIn` on the paper, `RetractionOf` on the notice).
+
+    `pmid` is the other citation's; PubMed sometimes gives only `source`, the other citation as it prints it.
+    """
+
+    ref_type: str  # PubMed's RefType, one of `CORRECTION_REF_TYPES`
+    pmid: str
+    source: str
+
+
+# Paper side first, notice side second; every other RefType (CommentOn, Cites, UpdateOf...) is left unread.
+CORRECTION_REF_TYPES = (
+    "RetractionIn",
+    "ExpressionOfConcernIn",
+    "ErratumIn",
+    "RetractionOf",
+    "ExpressionOfConcernFor",
+    "ErratumFor",
+)
+# The entries a notice carries: each points at the paper the notice is about.
+NOTICE_REF_TYPES = frozenset({"RetractionOf", "ExpressionOfConcernFor", "ErratumFor"})
+
+
+def cited_as(title: str, journal: str, pub_date: str) -> str:
+    """A citation in one line, as a paper shows a notice about it: "Retraction: X. BMC Cancer. 2025 Jan 3"."""
+    parts = (part.strip() for part in (title, journal, pub_date))
+    return " ".join(part if part.endswith((".", "?", "!")) else f"{part}." for part in parts if part)
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A retraction, expression-of-concern or erratum notice read without an abstract: never indexed, yet it still
+    marks the papers its `corrections` point at. `citation` is how a marked paper shows it ("title. journal. date")."""
+
+    pmid: str
+    citation: str
+    corrections: tuple[Correction, ...]
+
+
+@dataclass(frozen=True)
 class ArticleRecord:
     """One citation with an abstract, normalised from any input format.
 
@@ -48,6 +90,7 @@ class ArticleRecord:
     language: str = ""
     doi: str = ""
     pmc: str = ""
+    corrections: tuple[Correction, ...] = ()
 
     @property
     def text(self) -> str:
@@ -61,6 +104,10 @@ class ArticleRecord:
     def author_names(self) -> tuple[str, ...]:
         return tuple(author.name for author in self.authors)
 
+    @property
+    def cited_as(self) -> str:
+        return cited_as(self.title, self.journal_iso or self.journal, self.pub_date)
+
 
 @dataclass
 class ReadStats:
@@ -72,3 +119,5 @@ class ReadStats:
     articles: int = 0
     skipped_without_abstract: int = 0
     deleted_pmids: list[str] = field(default_factory=list)
+    # Notices skipped for want of an abstract (most are): the caller hands them to the sink after the records.
+    notices: list[Notice] = field(default_factory=list)

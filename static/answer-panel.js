@@ -80,6 +80,12 @@
     item.append(el("h3", "panel-citation-title", source && source.title ? source.title : label));
     item.append(el("p", "meta", label + (source && source.journal ? " · " + source.journal : "") +
       (source && source.year ? ", " + source.year : "")));
+    const badges = window.VeriMedBadges ? window.VeriMedBadges.badges(source) : [];
+    if (badges.length) {
+      const line = el("p", "panel-badges");
+      badges.forEach((badge) => line.append(badge, " "));
+      item.append(line);
+    }
     const verdictLine = el("p");
     verdictLine.append(verdictBadge(verdict.label, verdict.confidence, verdict.leaning));
     item.append(verdictLine);

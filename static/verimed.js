@@ -52,6 +52,7 @@
     answerEl.replaceChildren();
     // Only abstracts the model was shown can be cited and linked.
     const retrieved = new Set(data.context && data.context.given ? data.context.given : data.retrieved.map((doc) => doc.pmid));
+    const sources = window.VeriMedBadges.sourcesByPmid(data);
     data.sentences.forEach((sentence, index) => {
       const [icon, label] = VERDICT_TEXT[sentence.verdict] || ["", sentence.verdict];
       const span = el("span", "sentence verdict-" + sentence.verdict);
@@ -78,6 +79,8 @@
           chip.title = "Open the abstract (" + verdict.label + ")";
           chip.addEventListener("click", () => openAbstract(pmid, verdict.evidence_spans || []));
           span.append(" ", chip);
+          const badge = window.VeriMedBadges.citationBadge(sources.get(pmid));
+          if (badge) span.append(" ", badge);
         } else {
           span.append(" ", el("span", "chip chip-unlinked", "PUBMED:" + pmid + " (not a given abstract)"));
         }
@@ -113,10 +116,12 @@
       open.addEventListener("click", () => openAbstract(doc.pmid, []));
       item.append(open);
       if (cited.has(doc.pmid)) item.append(" ", el("span", "cited-badge", "cited"));
+      window.VeriMedBadges.badges(doc.source).forEach((badge) => item.append(" ", badge));
       const authors = authorLine(doc.source.authors);
       if (authors) item.append(el("span", "source-line source-authors", authors));
       const meta = [doc.source.journal, doc.source.year].filter(Boolean).join(", ");
       if (meta) item.append(el("span", "source-line meta", meta));
+      item.append(...window.VeriMedBadges.noticeLines(doc.source));
       const links = el("span", "source-line source-links");
       if (doc.source.doi) links.append(externalLink(doiUrl(doc.source.doi), "DOI " + doc.source.doi), " · ");
       if (doc.source.url) links.append(externalLink(doc.source.url, "PubMed " + doc.pmid));
@@ -133,6 +138,7 @@
     document.getElementById("abstract-title").textContent = article.title || sourceLabel(article.pmid);
     document.getElementById("abstract-meta").textContent =
       [article.journal, article.year, sourceLabel(article.pmid)].filter(Boolean).join(" · ");
+    window.VeriMedBadges.badges(article).forEach((badge) => document.getElementById("abstract-meta").append(" ", badge));
     const body = document.getElementById("abstract-body");
     body.replaceChildren();
     // Evidence arrives as [start, end] character offsets into the abstract: exactly those characters are marked.
@@ -189,6 +195,19 @@
     document.getElementById("verdict-legend").hidden = unavailable;
   }
 
+  // While the corpus is still being embedded, the dense leg of search saw only part of it: say how much.
+  function showSemanticCoverage(data) {
+    const note = document.getElementById("semantic-coverage-note");
+    const share = data.semantic_coverage;
+    const mode = (data.settings.retrieval || {}).mode;
+    const partial = share !== null && share !== undefined && share < 1 && mode !== "lexical";
+    note.textContent = partial
+      ? "Semantic search covered " + Math.floor(share * 100) + "% of the indexed abstracts when this question " +
+        "was asked (the rest were still being embedded); keyword search covered them all."
+      : "";
+    note.hidden = !partial;
+  }
+
   async function poll() {
     let data;
     try {
@@ -217,6 +236,7 @@
       answerEl.textContent = data.answer; // raw tokens as they stream in
     }
     renderSources(data);
+    window.VeriMedBadges.showRetractionWarning(data);
     renderCitationNotes(data);
     const exportsEl = document.getElementById("exports");
     if (exportsEl) exportsEl.hidden = data.status !== "done";
@@ -224,6 +244,7 @@
       cancelForm.hidden = true;
     }
     showVerificationUnavailable(data);
+    showSemanticCoverage(data);
     document.getElementById("verified-by").textContent = data.models.verifier
       ? "Verdicts by " + data.models.verifier + (data.models.generator ? "; answer by " + data.models.generator : "") + "."
       : "";

@@ -217,6 +217,19 @@ class EnginesConfig(_Group):
     torch_threads: int = Field(
         2, ge=1, validation_alias="VERIMED_TORCH_THREADS", description="CPU threads for the embedding and NLI models"
     )
+    background_embedding: Flag = Field(
+        True,
+        validation_alias="VERIMED_BACKGROUND_EMBEDDING",
+        description="index jobs leave embedding to the stack's background embedder (`manage.py embed_pending "
+        "--follow`), so the embedded profile's single worker never holds questions behind it; `false` where "
+        "workers on the `embed` queue embed each file themselves (docker-compose)",
+    )
+    background_embedding_poll_seconds: float = Field(
+        5.0,
+        gt=0,
+        validation_alias="VERIMED_BACKGROUND_EMBEDDING_POLL_SECONDS",
+        description="how often the stack's background embedder looks for newly stored articles",
+    )
 
 
 class LlmConfig(_Group):
@@ -285,6 +298,13 @@ class GenerationConfig(GenerationSettings):
         "sentences_per_abstract",
         variable="VERIMED_SENTENCES_PER_ABSTRACT",
         description="sentences of each abstract the model reads, most relevant to the question first; 0 = all",
+    )
+    lead_abstract_sentences: int = _pipeline_field(
+        GenerationSettings,
+        "lead_abstract_sentences",
+        variable="VERIMED_LEAD_ABSTRACT_SENTENCES",
+        description="sentences of the best-ranked abstract the model reads, more than the others get; 0 = as many as "
+        "the others",
     )
     abstracts_in_prompt: int = _pipeline_field(
         GenerationSettings,

@@ -269,6 +269,7 @@ CELERY_TASK_ROUTES = {
     "corpus.index_job_sync": {"queue": "ingest"},
     "corpus.pubmed_updates_sync_daily": {"queue": "ingest"},
     "corpus.pubmed_file_embed": {"queue": "embed"},
+    "corpus.vectors_apply_waiting": {"queue": "embed"},
     "corpus.index_rebuild": {"queue": "embed"},
     "qa.question_retrieve": {"queue": "llm"},
     "qa.question_generate": {"queue": "llm"},
@@ -302,6 +303,8 @@ VERIMED_QDRANT_COLLECTION = config.engines.qdrant_collection
 VERIMED_EMBEDDING_MODEL = config.engines.embedding_model
 VERIMED_EMBEDDING_BACKEND = config.engines.embedding_backend
 VERIMED_TORCH_THREADS = config.engines.torch_threads
+VERIMED_BACKGROUND_EMBEDDING = config.engines.background_embedding
+VERIMED_BACKGROUND_EMBEDDING_POLL_SECONDS = config.engines.background_embedding_poll_seconds
 VERIMED_LLM_BASE_URL = config.llm.base_url
 VERIMED_LLM_MODEL = config.llm.model
 VERIMED_LLM_SERVER_KIND = config.llm.server_kind
@@ -314,6 +317,7 @@ VERIMED_LLM_TEMPERATURE = config.generation.temperature
 VERIMED_LLM_REPETITION_PENALTY = config.generation.repeat_penalty
 VERIMED_LLM_CONTEXT_TOKENS = config.generation.context_tokens
 VERIMED_SENTENCES_PER_ABSTRACT = config.generation.sentences_per_abstract
+VERIMED_LEAD_ABSTRACT_SENTENCES = config.generation.lead_abstract_sentences
 VERIMED_ABSTRACTS_IN_PROMPT = config.generation.abstracts_in_prompt
 VERIMED_VERIFIER = config.verification.verifier
 VERIMED_VERIFIER_MODEL = Path(config.verification.verifier_model)

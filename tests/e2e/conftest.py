@@ -190,6 +190,15 @@ def shot(page: Page, name: str) -> Path:
     return path
 
 
+def stop_question(page: Page) -> None:
+    """Stop the question if it is still being answered, so the next test does not wait behind it for the worker."""
+    stop = page.get_by_role("button", name="Stop")
+    if stop.is_visible():
+        stop.click()
+        # The generation checks for Stop between tokens: while the model still reads its prompt, that takes a while.
+        expect(page.locator("#question-view")).to_have_attribute("data-status", "cancelled", timeout=240_000)
+
+
 def sign_in(page: Page, stack: RunningStack, role: str) -> None:
     """Sign in through the real form as the test person holding `role`, landing on the ask page."""
     page.goto(stack.url + "/accounts/login/?next=/")

@@ -23,6 +23,7 @@ from tests.e2e.conftest import (
     RunningStack,
     shot,
     sign_in,
+    stop_question,
 )
 
 pytestmark = pytest.mark.profiles("embedded")
@@ -46,15 +47,6 @@ def _assert_inert(page: Page, alerts: list[str], *, settle_ms: int = 500) -> Non
     assert page.locator(INJECTED).count() == 0, page.locator("#question-view").inner_html()[:3000]
 
 
-def _stop(page: Page) -> None:
-    """Stop the question if it is still being answered, so the next test does not wait behind it for the worker."""
-    stop = page.get_by_role("button", name="Stop")
-    if stop.is_visible():
-        stop.click()
-        # The generation checks for Stop between tokens: while the model still reads its prompt, that takes a while.
-        expect(page.locator("#question-view")).to_have_attribute("data-status", "cancelled", timeout=240_000)
-
-
 def test_hostile_question_text_is_shown_inert(stack: RunningStack, page: Page) -> None:
     alerts = _watch_alerts(page)
     sign_in(page, stack, "researcher")
@@ -67,7 +59,7 @@ def test_hostile_question_text_is_shown_inert(stack: RunningStack, page: Page) -
     expect(page.locator("h1.question-text")).to_have_text(hostile)
     # Stopped before the model starts reading its prompt, the question is cancelled on the spot and the worker is
     # free for the next test; the page keeps the question, and is checked after the stop as well as before.
-    _stop(page)
+    stop_question(page)
     _assert_inert(page, alerts, settle_ms=1500)
 
 
@@ -93,7 +85,7 @@ def test_hostile_abstract_is_shown_inert(stack: RunningStack, page: Page) -> Non
     shot(page, f"hostile-abstract-{stack.profile}")
     _assert_inert(page, alerts)
     page.keyboard.press("Escape")
-    _stop(page)
+    stop_question(page)
 
 
 # Model output is whatever the LLM wrote: here it is written into the question as the generation stage would, and

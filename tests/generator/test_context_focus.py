@@ -38,3 +38,18 @@ def test_each_kept_abstract_is_cut_to_its_sentences_nearest_the_question() -> No
     for item in kept:
         assert item.abstract.startswith("Warfarin prevented stroke")
         assert item.abstract.count(".") == 2
+
+
+def test_the_best_ranked_abstract_can_keep_more_sentences_than_the_others() -> None:
+    kept = focus(abstracts_in_prompt=3, sentences_per_abstract=2, lead_abstract_sentences=3)
+
+    assert [item.abstract.count(".") for item in kept] == [3, 2, 2]
+    assert kept[0].abstract.startswith("Warfarin prevented stroke in trial 1.")
+
+
+def test_a_lead_below_the_others_or_all_sentences_changes_nothing() -> None:
+    assert [item.abstract.count(".") for item in focus(sentences_per_abstract=3, lead_abstract_sentences=1)] == [3] * 5
+    assert all(
+        item.abstract == RANKED[0].abstract.replace("1", item.pmid)
+        for item in focus(sentences_per_abstract=0, lead_abstract_sentences=2)
+    )

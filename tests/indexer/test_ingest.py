@@ -15,7 +15,7 @@ from indexer.embedder import SentenceTransformerEmbedder
 from indexer.errors import CorpusFormatError
 from indexer.ingest import STAGES, IngestReport, estimate_records, ingest_paths
 from indexer.qdrant_edge_index import QdrantEdgeIndex
-from indexer.records import ArticleRecord
+from indexer.records import ArticleRecord, Notice
 from indexer.tantivy_index import TantivyIndex
 
 # Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
@@ -60,6 +60,7 @@ class InMemorySink:
         self.records: dict[str, ArticleRecord] = {}
         self.sources: dict[str, str] = {}
         self.embedded: set[str] = set()
+        self.notices: list[Notice] = []
         self.save_calls = 0
 
     def save(self, records: Sequence[ArticleRecord], *, source: str) -> list[ArticleRecord]:
@@ -74,6 +75,9 @@ class InMemorySink:
             self.embedded.discard(record.pmid)
             written.append(record)
         return written
+
+    def save_notices(self, notices: Sequence[Notice]) -> None:
+        self.notices.extend(notices)
 
     def delete(self, pmids: Sequence[str]) -> None:
         for pmid in pmids:
@@ -90,6 +94,25 @@ class InMemorySink:
 
     def mark_embedded(self, pmids: Sequence[str]) -> None:
         self.embedded.update(pmids)
+
+    def pending_count(self) -> int:
+        return len(set(self.records) - self.embedded)
+
+
+class StagesHeard:
+    """An IngestProgress that writes down what it hears."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, int] = {}
+        self.advanced: dict[str, list[int]] = {}
+        self.order: list[str] = []
+
+    def stage_started(self, stage: str, total: int) -> None:
+        self.started[stage] = total
+
+    def stage_advanced(self, stage: str, count: int) -> None:
+        self.advanced.setdefault(stage, []).append(count)
+        self.order.append(stage)
 
 
 class EmbedderThatDies:
@@ -234,8 +257,10 @@ def test_ingesting_the_same_files_again_is_idempotent(
         first.deleted,
     )
     # Only 12 is written again (the update file had deleted it; replaying the files replays that too); the other
-    # articles are unchanged, so nothing else is re-indexed or re-embedded.
-    assert second.written == second.embedded == 1
+    # articles are unchanged, so nothing else is re-indexed. Every file is stored before anything is embedded, so 12,
+    # deleted again by the update file, is not embedded at all.
+    assert second.written == 1
+    assert second.embedded == 0
     assert set(stores.sink.records) == KEPT
     assert stores.lexical.count() == len(KEPT)
     assert stores.vectors.count() == len(KEPT)
@@ -250,12 +275,13 @@ def test_a_run_killed_while_embedding_resumes_without_duplicates_or_gaps(
         ingest_paths(
             corpus, sink=stores.sink, lexical=stores.lexical, vectors=stores.vectors, embedder=dying, batch_size=2
         )
-    assert 0 < len(stores.sink.embedded) < 3  # the first batch of the first file made it, the rest did not
+    # Every file was stored before embedding started; the first batch (11 and 13) made it, the rest did not.
+    assert stores.sink.embedded == {"11", "13"}
 
     report = ingest(corpus, stores, embedder)
 
-    assert report.written == 2  # only the JSONL file's articles: the run died before reaching that file
-    assert report.embedded == 3  # 13, left over from the baseline, then 21 and 22
+    assert report.written == 1  # only 12, which the baseline writes again and the update file deletes again
+    assert report.embedded == 2  # 21 and 22, left over
     assert stores.sink.embedded == KEPT
     assert stores.vectors.count() == len(KEPT)
     assert vector_pmids(stores, embedder) == KEPT
@@ -304,8 +330,7 @@ def test_a_long_abstract_is_stored_as_several_chunks_and_found_as_one_article(
 def test_small_batches_store_the_same_articles_and_report_progress(
     corpus: list[Path], stores: Stores, embedder: SentenceTransformerEmbedder
 ) -> None:
-    progress: list[int] = []
-    embedded: list[int] = []
+    progress = StagesHeard()
 
     report = ingest_paths(
         corpus,
@@ -314,17 +339,44 @@ def test_small_batches_store_the_same_articles_and_report_progress(
         vectors=stores.vectors,
         embedder=embedder,
         batch_size=2,
-        on_progress=progress.append,
-        on_embedded=embedded.append,
+        progress=progress,
     )
 
-    assert progress == [2, 1, 2]  # baseline: 11+12, then 13; the update holds no articles; JSONL: 21+22
-    assert sum(progress) == report.articles == 5
-    assert sum(embedded) == report.embedded == 5  # each stored article embedded once, and reported
-    assert all(0 < count <= 2 for count in embedded)
+    assert progress.advanced["store"] == [2, 1, 2]  # baseline: 11+12, then 13; the update holds none; JSONL: 21+22
+    assert sum(progress.advanced["store"]) == report.articles == 5
+    # Every file is stored before anything is embedded; then each stage hears of every article once, in batches.
+    # 12 is stored from the baseline and deleted by the update file before embedding starts: 4 articles to embed.
+    assert progress.started == {"chunk": 4, "embed": 4, "upsert": 4}
+    assert progress.order.index("chunk") > max(i for i, stage in enumerate(progress.order) if stage == "store")
+    for stage in ("chunk", "embed", "upsert"):
+        assert progress.advanced[stage] == [2, 2]
+    assert report.embedded == 4
     assert stores.sink.save_calls == 3
     assert set(stores.sink.records) == KEPT
     assert stores.vectors.count() == len(KEPT)
+
+
+def test_a_deferred_ingest_stores_every_file_and_embeds_nothing(
+    corpus: list[Path], stores: Stores, embedder: SentenceTransformerEmbedder
+) -> None:
+    progress = StagesHeard()
+
+    report = ingest_paths(
+        corpus,
+        sink=stores.sink,
+        lexical=stores.lexical,
+        vectors=stores.vectors,
+        embedder=embedder,
+        progress=progress,
+        defer_embedding=True,
+    )
+
+    assert report.articles == 5
+    assert report.embedded == 0
+    assert set(progress.advanced) == {"store"}
+    assert stores.sink.pending_count() == len(KEPT)
+    assert stores.vectors.count() == 0
+    assert stores.lexical.count() == len(KEPT)
 
 
 def test_a_pmid_repeated_in_one_file_is_stored_once_with_its_last_version(

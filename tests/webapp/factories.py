@@ -5,6 +5,7 @@
 - `answer_with_three_verdicts`: for the review and access tests: SUPPORT with evidence, CONTRADICT on a second
   paper, and NO_REFERENCE.
 - `unclear_sentence`: an Unclear sentence to add to either.
+- `article_retracted`: marks a stored article retracted, as ingestion resolves a retraction notice about it.
 """
 
 from __future__ import annotations
@@ -82,6 +83,16 @@ def answer_with_references(*, user: User | None, status: str = Question.Status.D
     CitationVerdict.objects.create(sentence=second, position=0, pmid="10000002", label="NO_EVIDENCE", confidence=0.6)
     CitationVerdict.objects.create(sentence=second, position=1, pmid="999", label="NO_REFERENCE")
     return question
+
+
+def article_retracted(
+    *, pmid: str, notice_pmid: str = "90000101", notice: str = "Retracted: a paper. J Test. 2023."
+) -> None:
+    """The article as it reads once a retraction notice about it is stored (webapp/corpus/services/retractions.py)."""
+    Article.objects.filter(pmid=pmid).update(
+        retraction_status=Article.Retraction.RETRACTED,
+        retraction_notices=[{"ref_type": "RetractionIn", "pmid": notice_pmid, "source": notice}],
+    )
 
 
 # An Unclear citation as the verifier stores it: the model leans SUPPORT at 48% (calibrated), below the threshold

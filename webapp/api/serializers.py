@@ -12,6 +12,9 @@ from rest_framework import serializers
 from rest_framework.settings import api_settings
 
 from indexer.hybrid import Fusion, HybridSettings, Mode
+from indexer.records import CORRECTION_REF_TYPES
+from webapp.corpus.models import Article
+from webapp.corpus.study_design import DESIGNS
 from webapp.qa.models import Question
 from webapp.qa.pipeline import RetrievalFilters
 from webapp.review.models import Flag
@@ -19,7 +22,9 @@ from webapp.review.models import Flag
 # The API offers a narrower range than the pipeline accepts: enough to compare runs, never a huge prompt.
 API_TOP_K = (5, 20)
 _RETRIEVAL_FIELDS = ("mode", "top_k", "lexical_weight", "semantic_weight", "fusion")
-_FILTER_FIELDS = ("year_from", "year_to", "journals", "publication_types", "mesh")
+_FILTER_FIELDS = (
+    "year_from", "year_to", "journals", "publication_types", "mesh", "include_retracted", "prefer_stronger_designs",
+)  # fmt: skip
 
 
 def _documented(model: type[pydantic.BaseModel], name: str) -> dict[str, Any]:
@@ -79,6 +84,8 @@ class QuestionCreateSerializer(serializers.Serializer):
     mesh = serializers.ListField(
         child=serializers.CharField(max_length=200), max_length=50, **_documented(RetrievalFilters, "mesh")
     )
+    include_retracted = serializers.BooleanField(**_documented(RetrievalFilters, "include_retracted"))
+    prefer_stronger_designs = serializers.BooleanField(**_documented(RetrievalFilters, "prefer_stronger_designs"))
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """Adds `retrieval` and `filters` (None where nothing was given, so the site's defaults apply)."""
@@ -183,6 +190,34 @@ class AnswerSentenceSerializer(serializers.Serializer):
     verdicts = serializers.DictField(child=CitationVerdictSerializer(), help_text="Per cited PMID.")
 
 
+class NoticeSerializer(serializers.Serializer):
+    ref_type = serializers.ChoiceField(
+        choices=list(CORRECTION_REF_TYPES),
+        help_text="PubMed's RefType, from this article's side: RetractionIn, ExpressionOfConcernIn, ErratumIn name "
+        "a notice about it; RetractionOf, ExpressionOfConcernFor, ErratumFor the paper it is a notice about.",
+    )
+    pmid = serializers.CharField(allow_blank=True, help_text="The other citation's PMID; empty when PubMed gives none.")
+    source = serializers.CharField(allow_blank=True, help_text="The other citation as PubMed prints it.")
+
+
+class RetractionSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(
+        choices=Article.Retraction.choices,
+        help_text="retracted (RetractionIn, the type Retracted Publication, or a stored notice's RetractionOf), "
+        "concern (an expression of concern), corrected (an erratum), notice (the article is itself a retraction, "
+        "concern or erratum notice) or none; the first that applies. Retracted papers are left out of retrieval "
+        "unless the question asked for them (`include_retracted`).",
+    )
+    notices = NoticeSerializer(
+        many=True, help_text="Its own entries and those of stored notices pointing at it, from its side."
+    )
+
+
+class StudyDesignSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text="One of: " + ", ".join(design.key for design in DESIGNS) + ".")
+    label = serializers.CharField(help_text="As the badge reads, e.g. Randomised controlled trial.")
+
+
 class SourceSerializer(serializers.Serializer):
     pmid = serializers.CharField(
         help_text="A PMID, or another corpus's id as it is (a benchmark's Semantic Scholar id `S2:123`)."
@@ -193,6 +228,13 @@ class SourceSerializer(serializers.Serializer):
     url = serializers.URLField(allow_blank=True, help_text="The PubMed page; empty for an id that is not a PMID.")
     authors = serializers.ListField(child=serializers.CharField())
     doi = serializers.CharField(allow_blank=True)
+    retraction = RetractionSerializer()
+    study_design = StudyDesignSerializer(
+        allow_null=True,
+        help_text="The strongest design its PubMed publication types name (MeSH headings when none does); designs "
+        "from strongest: meta-analysis, systematic-review, rct, clinical-trial, observational, case-report, review, "
+        "preclinical (animal or in-vitro). Null when none applies.",
+    )
 
 
 class RetrievedSerializer(serializers.Serializer):
@@ -243,6 +285,12 @@ class QuestionDetailSerializer(serializers.Serializer):
     sentences = AnswerSentenceSerializer(many=True, help_text="Empty until verification is done.")
     retrieved = RetrievedSerializer(many=True)
     timings_ms = serializers.DictField(help_text="Milliseconds per stage, and generation speed figures.")
+    semantic_coverage = serializers.FloatField(
+        allow_null=True,
+        help_text="Share of the stored articles the dense (semantic) leg could find when this question was "
+        "retrieved: below 1 while the corpus is still being embedded (keyword search covers every article). Null "
+        "before retrieval.",
+    )
     models = serializers.DictField(child=serializers.CharField(), help_text="Model ids used per stage.")
     settings = serializers.DictField(help_text="The pipeline settings this answer is made with.")
 

@@ -11,6 +11,15 @@ from webapp.corpus.source_ids import pubmed_url
 
 
 class Article(models.Model):
+    class Retraction(models.TextChoices):
+        """What PubMed says about trusting the paper as published, the most serious first (see retraction_status)."""
+
+        RETRACTED = "retracted"
+        CONCERN = "concern", "Expression of concern"
+        CORRECTED = "corrected"
+        NOTICE = "notice"  # the article is itself a retraction, expression-of-concern or erratum notice
+        NONE = "none"
+
     pmid = models.CharField(max_length=32, unique=True)
     # PubMed's PMID Version; an older version never overwrites a newer one.
     version = models.PositiveSmallIntegerField(default=1)
@@ -34,6 +43,10 @@ class Article(models.Model):
     source_file = models.CharField(max_length=128, blank=True, db_index=True)
     # False until the vector index holds this version's chunks: a killed embed step resumes from these rows.
     embedded = models.BooleanField(default=False, db_index=True)
+    # Derived at save time from CorrectionLink (this article's entries and the notices pointing at it), never parsed
+    # straight from one file: a notice may arrive before or after its paper.
+    retraction_status = models.CharField(max_length=16, choices=Retraction.choices, default=Retraction.NONE)
+    retraction_notices = models.JSONField(default=list, blank=True)  # {ref_type, pmid, source}, as seen from here
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -47,6 +60,23 @@ class Article(models.Model):
     def url(self) -> str:
         """The record's PubMed page; empty for a benchmark corpus's id that is not a PMID (e.g. `S2:123`)."""
         return pubmed_url(self.pmid)
+
+
+class CorrectionLink(models.Model):
+    """One retraction, expression-of-concern or erratum entry of a citation's CommentsCorrectionsList.
+
+    Kept whether or not the citation carrying it is stored as an article (most notices have no abstract), so that a
+    paper and a notice about it resolve whichever arrives first. Replaced when its citation is read with other entries.
+    """
+
+    pmid = models.CharField(max_length=32, db_index=True)  # the citation carrying the entry
+    ref_type = models.CharField(max_length=32)  # PubMed's RefType: RetractionIn, RetractionOf, ErratumFor...
+    ref_pmid = models.CharField(max_length=32, blank=True, db_index=True)  # the citation it refers to
+    ref_source = models.TextField(blank=True)  # that citation as PubMed prints it
+    cited_as = models.TextField(blank=True)  # the carrying citation in one line: what a paper shows for a notice
+
+    def __str__(self) -> str:
+        return f"PMID {self.pmid} {self.ref_type} PMID {self.ref_pmid or '?'}"
 
 
 class IndexJob(models.Model):

@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 
 from webapp.corpus import engines
 from webapp.corpus.models import Article, IndexJob, IndexJobEvent, PubmedFile
+from webapp.corpus.services.background_embedding import EmbeddingProgress, last_progress
 from webapp.corpus.services.generations import active_generation, generation_names
 
 logger = logging.getLogger(__name__)
@@ -19,6 +20,33 @@ logger = logging.getLogger(__name__)
 LOG_LINES = 500
 RECENT_JOBS = 20
 FAILED_FILES = 50
+# The background embedder reports after every batch (seconds apart) and every poll when idle: a report older than
+# this means it is not running.
+EMBEDDER_REPORT_STALE_SECONDS = 300
+
+
+@dataclass(frozen=True)
+class SemanticCoverage:
+    """How much of the corpus the dense (semantic) leg of search can find: the articles already in the vector index.
+
+    The lexical leg covers every stored article at once; while the rest is being embedded, hybrid search fuses the
+    lexical ranking with a dense ranking over this share only.
+    """
+
+    articles: int
+    embedded: int
+
+    @property
+    def share(self) -> float:
+        return self.embedded / self.articles if self.articles else 1.0
+
+    @property
+    def complete(self) -> bool:
+        return self.embedded >= self.articles
+
+
+def semantic_coverage() -> SemanticCoverage:
+    return SemanticCoverage(articles=Article.objects.count(), embedded=Article.objects.filter(embedded=True).count())
 
 
 def index_job_get(*, job_id: int) -> IndexJob:
@@ -113,16 +141,19 @@ class IndexStatus:
     last_file: PubmedFile | None
     failed_files: list[PubmedFile]
     recent_jobs: list[IndexJob]
+    coverage: SemanticCoverage
+    embedder: EmbeddingProgress | None  # the background embedder's last report; None when it is not running
 
 
 def index_status() -> IndexStatus:
-    articles = Article.objects.count()
-    embedded = Article.objects.filter(embedded=True).count()
+    coverage = semantic_coverage()
     generation = active_generation()
     return IndexStatus(
-        articles=articles,
-        embedded=embedded,
-        pending=articles - embedded,
+        articles=coverage.articles,
+        embedded=coverage.embedded,
+        pending=coverage.articles - coverage.embedded,
+        coverage=coverage,
+        embedder=last_progress(stale_after_seconds=EMBEDDER_REPORT_STALE_SECONDS),
         lexical=_lexical_count(generation),
         vectors=_vector_count(generation),
         active_generation=generation,

@@ -13,8 +13,10 @@ from typing import Any
 from celery import Task, chain, group, shared_task
 
 from indexer.errors import IndexerError
+from webapp.corpus import engines
 from webapp.corpus.models import IndexJob, PubmedFile
 from webapp.corpus.services import indexing
+from webapp.corpus.services.background_embedding import apply_waiting_batches
 from webapp.corpus.services.joblog import index_job_log
 from webapp.corpus.services.jobs import index_job_finish
 from webapp.corpus.services.rebuild_job import index_job_rebuild
@@ -28,6 +30,8 @@ RETRY_POLICY = RetryPolicy(
 )
 # A baseline file holds ~30k citations: embedding them on two CPU cores takes far longer than a question's limit.
 _FILE_TIME_LIMITS = {"soft_time_limit": 4 * 3600, "time_limit": 4 * 3600 + 120}
+BACKGROUND_WAIT_SECONDS = 15
+BACKGROUND_WAIT_LOG_EVERY = 20  # about every five minutes
 
 
 def _run_step(task: Task, step: Callable[..., None], file_id: int) -> int:
@@ -78,6 +82,14 @@ def pubmed_file_store_task(self: Task, file_id: int) -> int:
 
 @shared_task(name="corpus.pubmed_file_embed", **_TASK_OPTIONS)
 def pubmed_file_embed_task(self: Task, file_id: int) -> int:
+    # Run eagerly (tests, `ask --in-process`) there is no worker and no background embedder: the step embeds here.
+    waiting = 0 if self.request.is_eager else indexing.pubmed_file_background_wait(file_id=file_id)
+    if waiting:
+        # The background embedder does the work (VERIMED_BACKGROUND_EMBEDDING): this step only looks again later, so
+        # the worker stays free for questions. Waiting is not failing: these retries are not counted.
+        if self.request.retries % BACKGROUND_WAIT_LOG_EVERY == 0:
+            indexing.pubmed_file_log_waiting(file_id=file_id, waiting=waiting)
+        raise self.retry(countdown=BACKGROUND_WAIT_SECONDS, max_retries=None)
     return _run_step(self, indexing.pubmed_file_embed, file_id)
 
 
@@ -115,6 +127,13 @@ def index_job_sync_task(self: Task, job_id: int, base_url: str, max_files: int |
         return
     if planned:
         index_job_workflow(IndexJob.objects.get(pk=job_id)).apply_async()
+
+
+@shared_task(name="corpus.vectors_apply_waiting")
+def vectors_apply_waiting_task() -> int:
+    """Write the batches the background embedder left into the vector index this worker holds (a few hundred
+    milliseconds: questions never wait long behind it). Several queued at once are harmless: the first takes all."""
+    return apply_waiting_batches(vectors=engines.vector_index(), embedder=engines.embedder())
 
 
 # A rebuild is never retried: a second run would start another generation; the admin starts a fresh job instead.

@@ -1,4 +1,5 @@
-"""Starting and stopping the embedded profile's processes: the site, a Celery worker and the local LLM server.
+"""Starting and stopping the embedded profile's processes: the site, a Celery worker, the local LLM server and the
+background embedder.
 
 Each process runs in its own session (so it outlives `make run`), with a pid file in var/run and a log in var/log.
 """
@@ -17,6 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
+
+# What `manage.py embed_pending --follow` prints once it is up (that command imports this).
+EMBEDDER_READY_LINE = "background embedder ready"
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,7 @@ def services(
     queues: Sequence[str] | None = None,
 ) -> list[Service]:
     python = sys.executable
+    manage_py = Path(__file__).resolve().parent.parent.parent / "manage.py"
     planned = []
     if is_local(llm_base_url):
         llm = urlparse(llm_base_url)
@@ -160,6 +165,17 @@ def services(
             ready=http_ok(f"http://{host}:{port}/healthz"),
             ready_timeout=60,
             listens_on=(host, port),
+        )
+    )
+    planned.append(
+        Service(
+            name="embedder",
+            # Articles stored but not embedded yet (make run stores the demo corpus and leaves its embedding to
+            # this process): embedded at the lowest CPU priority and handed to the worker, so the site answers
+            # from the lexical index at once and questions never queue behind embedding.
+            argv=[python, str(manage_py), "embed_pending", "--follow", "--no-progress"],
+            ready=log_says(EMBEDDER_READY_LINE),
+            ready_timeout=120,
         )
     )
     return planned

@@ -20,6 +20,7 @@ from generator.claims import claims_from_answer
 from webapp.corpus.models import Article
 from webapp.corpus.source_ids import is_pmid, source_label
 from webapp.qa.models import Question
+from webapp.qa.source_notes import RETRACTION_LABELS, notice_sentence, source_design
 
 VERDICT_LABELS = {
     "SUPPORT": "Supported",
@@ -50,6 +51,24 @@ class Reference:
     pages: str
     doi: str
     url: str
+    retraction: str = Article.Retraction.NONE
+    notices: tuple[str, ...] = ()  # each notice as a sentence: "Retraction in PMID 1: <how PubMed cites it>"
+    study_design: str = ""  # the design badge's label; empty when no type or heading names one
+
+    @property
+    def retracted(self) -> bool:
+        return self.retraction == Article.Retraction.RETRACTED
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The retraction and design notes every format carries, as plain (unescaped) sentences."""
+        notes = []
+        if self.retraction in RETRACTION_LABELS:
+            label = RETRACTION_LABELS[Article.Retraction(self.retraction)]
+            notes.append(label + (f" ({'; '.join(self.notices)})" if self.notices else "") + ".")
+        if self.study_design:
+            notes.append(f"Study design: {self.study_design}.")
+        return tuple(notes)
 
 
 @dataclass(frozen=True)
@@ -83,6 +102,7 @@ def _people(article: Article) -> tuple[Person, ...]:
 
 
 def _reference(number: int, article: Article) -> Reference:
+    design = source_design(article)
     return Reference(
         number=number,
         pmid=article.pmid,
@@ -95,6 +115,9 @@ def _reference(number: int, article: Article) -> Reference:
         pages=article.pages,
         doi=article.doi,
         url=article.url,
+        retraction=article.retraction_status,
+        notices=tuple(notice_sentence(notice) for notice in article.retraction_notices or ()),
+        study_design=design.label if design is not None else "",
     )
 
 
@@ -219,7 +242,19 @@ def _reference_markdown(reference: Reference) -> str:
     if reference.doi:
         parts.append(f"DOI: <{doi_url(reference.doi)}>.")
     parts.append(f"PubMed: <{reference.url}>" if reference.url else f"{_md(reference.pmid)} (not a PubMed record).")
-    return f"{reference.number}. " + " ".join(parts)
+    notes = [_md(note) for note in reference.notes]
+    if reference.retracted:
+        notes[0] = f"**{notes[0]}**"  # the retraction note comes first
+    return f"{reference.number}. " + " ".join(parts + notes)
+
+
+def _retraction_warning(references: Iterable[Reference]) -> list[str]:
+    retracted = [reference for reference in references if reference.retracted]
+    if not retracted:
+        return []
+    which = ", ".join(f"\\[{reference.number}\\] {_md(source_label(reference.pmid))}" for reference in retracted)
+    paper = "a retracted paper" if len(retracted) == 1 else "retracted papers"
+    return [f"**Warning: this answer cites {paper}:** {which}. Read it with that in mind.", ""]
 
 
 def answer_markdown(answer: ExportedAnswer) -> str:
@@ -230,6 +265,7 @@ def answer_markdown(answer: ExportedAnswer) -> str:
     if answer.verifier:
         credits.append(f"verdicts by {_md(answer.verifier)}")
     lines += [f"*{'; '.join(credits)}.*", ""]
+    lines += _retraction_warning(answer.references)
     if answer.verification_unavailable is not None:
         reason = _md(answer.verification_unavailable)
         lines += [f"**Verification unavailable:** {reason}", "", "*The sentences below carry no verdicts.*", ""]
@@ -309,6 +345,7 @@ def references_bibtex(references: Iterable[Reference]) -> str:
             "doi": reference.doi.replace("{", "").replace("}", "").replace("\\", ""),
             "pmid": _latex(reference.pmid) if is_pmid(reference.pmid) else "",
             "url": reference.url,
+            "note": _latex(" ".join(reference.notes)),
         }
         fields = [Field(key, value) for key, value in values.items() if value]
         library.add(Entry("article", _citation_key(reference), fields))
@@ -337,6 +374,7 @@ def references_ris(references: Iterable[Reference]) -> str:
             "accession_number": _ris_text(reference.pmid),
             "name_of_database": "PubMed" if is_pmid(reference.pmid) else "",
             "urls": [reference.url] if reference.url else [],
+            "notes": [_ris_text(note) for note in reference.notes],
         }
         entries.append({key: value for key, value in entry.items() if value})
     return str(rispy.dumps(entries))

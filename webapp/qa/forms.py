@@ -65,6 +65,18 @@ class SearchSettingsForm(forms.Form):
         max_length=2000,
         help_text="Descriptor names separated by semicolons, e.g. Diabetes Mellitus, Type 2; Metformin.",
     )
+    include_retracted = forms.BooleanField(
+        label="Include retracted papers",
+        required=False,
+        help_text="Retracted papers are left out unless this is ticked; when included they are marked Retracted.",
+    )
+    prefer_stronger_designs = forms.BooleanField(
+        label="Prefer stronger study designs",
+        required=False,
+        help_text="Puts meta-analyses, systematic reviews and trials before weaker designs among the abstracts "
+        "found (the search order stands within a design). Untested: no shared benchmark carries publication types "
+        "to measure it on.",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -122,4 +134,6 @@ class SearchSettingsForm(forms.Form):
             journals=tuple(data.get("journals") or ()),
             publication_types=tuple(data.get("publication_types") or ()),
             mesh=data.get("mesh") or (),
+            include_retracted=bool(data.get("include_retracted")),
+            prefer_stronger_designs=bool(data.get("prefer_stronger_designs")),
         )

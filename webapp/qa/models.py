@@ -40,6 +40,12 @@ class Question(models.Model):
     cannot_answer = models.BooleanField(default=False)
     cancel_requested = models.BooleanField(default=False)
     first_token_at = models.DateTimeField(null=True, blank=True)
+    semantic_coverage = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="share of the stored articles in the vector index when the question was retrieved (the rest were "
+        "still being embedded: only the lexical leg could find them); null before retrieval",
+    )
     context = models.JSONField(
         default=dict, help_text="what the model saw: PMIDs given, trimmed and dropped to fit, prompt tokens"
     )

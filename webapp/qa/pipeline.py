@@ -24,6 +24,16 @@ class RetrievalFilters(BaseModel, frozen=True):
     journals: tuple[str, ...] = Field((), description="Journal titles as PubMed spells them (any of).")
     publication_types: tuple[str, ...] = Field((), description="PubMed publication types (any of).")
     mesh: tuple[str, ...] = Field((), description="MeSH descriptor names (any of).")
+    # Applied to the fused results, not inside the legs: the indexes carry neither retraction status nor design.
+    include_retracted: bool = Field(
+        False, description="Keep retracted papers among the sources (marked as retracted); left out by default."
+    )
+    prefer_stronger_designs: bool = Field(
+        False,
+        description="Order the retrieved abstracts by study design (meta-analyses and trials first, keeping the "
+        "search order within a design). Off by default: no shared benchmark carries publication types to measure "
+        "what it does to answers.",
+    )
 
     @model_validator(mode="after")
     def _years_in_order(self) -> RetrievalFilters:
@@ -32,7 +42,7 @@ class RetrievalFilters(BaseModel, frozen=True):
         return self
 
     def search_filters(self) -> SearchFilters:
-        return SearchFilters(**self.model_dump())
+        return SearchFilters(**self.model_dump(exclude={"include_retracted", "prefer_stronger_designs"}))
 
 
 class PipelineSettings(BaseModel, frozen=True):

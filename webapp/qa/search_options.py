@@ -75,4 +75,8 @@ def search_summary(settings: dict[str, Any]) -> str:
         values = filters.get(key) or []
         if values:
             parts.append(f"{label}: {', '.join(values)}")
+    if filters.get("include_retracted"):
+        parts.append("retracted papers included")
+    if filters.get("prefer_stronger_designs"):
+        parts.append("stronger designs first")
     return " · ".join(parts)

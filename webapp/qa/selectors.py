@@ -15,6 +15,7 @@ from webapp.corpus.models import Article
 from webapp.qa.exports import ExportedAnswer, exported_answer, exported_cited_pmids
 from webapp.qa.models import AnswerSentence, Question
 from webapp.qa.queue import question_queue_position
+from webapp.qa.source_notes import source_retraction, source_study_design
 
 
 def _with_answer() -> QuerySet[Question]:
@@ -47,6 +48,8 @@ def _source(article: Article) -> dict[str, Any]:
         "url": article.url,
         "authors": article.authors,
         "doi": article.doi,
+        "retraction": source_retraction(article),
+        "study_design": source_study_design(article),
     }
 
 
@@ -118,6 +121,7 @@ def question_payload(question: Question) -> dict[str, Any]:
             for doc in retrieved
         ],
         "timings_ms": question.timings_ms,
+        "semantic_coverage": question.semantic_coverage,
         "models": question.models_used,
         "settings": question.settings,
     }

@@ -24,12 +24,14 @@ from indexer.hybrid import HybridSettings, hybrid_search
 from verifier.verify import CitedAbstract
 from webapp.corpus import engines
 from webapp.corpus.models import Article
+from webapp.corpus.selectors import semantic_coverage
 from webapp.qa.context import generation_context
 from webapp.qa.llm import llm_for, token_counter_for
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
 from webapp.qa.pipeline import PipelineSettings, RetrievalFilters, default_pipeline_settings
 from webapp.qa.queue import questions_unfinished_count
 from webapp.qa.rate_limit import question_ask_again_at
+from webapp.qa.source_screening import screened_hits
 from webapp.qa.verification import answer_verifier
 
 logger = logging.getLogger(__name__)
@@ -195,6 +197,7 @@ def question_retrieve(*, question_id: int) -> None:
         settings=pipeline.retrieval,
         filters=pipeline.filters.search_filters(),
     )
+    hits = screened_hits(query=question.text, hits=hits, pipeline=pipeline)  # retracted out, designs ordered
     with transaction.atomic():
         question.retrieved.all().delete()  # a retried task starts this stage over
         RetrievedDocument.objects.bulk_create(
@@ -212,7 +215,8 @@ def question_retrieve(*, question_id: int) -> None:
         )
         _record_timing(question, "retrieval", started)
         question.models_used = {**question.models_used, "embedding": engines.embedder().model_id}
-        question.save(update_fields=["timings_ms", "models_used", "updated_at"])
+        question.semantic_coverage = semantic_coverage().share
+        question.save(update_fields=["timings_ms", "models_used", "semantic_coverage", "updated_at"])
 
 
 def question_generate(*, question_id: int) -> None:

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from webapp.accounts.roles import RESEARCHER, REVIEWER, role_required, user_has_role
 from webapp.corpus.models import Article
+from webapp.corpus.study_design import DESIGNS
 from webapp.qa import selectors, services
 from webapp.qa.access import question_cancellable, question_shareable, question_viewable, questions_visible
 from webapp.qa.forms import SearchSettingsForm
@@ -88,6 +89,7 @@ def question_context(request: HttpRequest, question: Question, *, read_only: boo
         "can_cancel": not read_only and question_cancellable(user=request.user, question=question),
         "can_share": owner,
         "share_url": share_url,
+        "study_designs": DESIGNS,  # the badge legend
     }
 
 

@@ -12,7 +12,12 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from tests.webapp.factories import UNCLEAR_PROBABILITIES, UNCLEAR_RAW_PROBABILITIES, unclear_sentence
+from tests.webapp.factories import (
+    UNCLEAR_PROBABILITIES,
+    UNCLEAR_RAW_PROBABILITIES,
+    article_retracted,
+    unclear_sentence,
+)
 from webapp.accounts.roles import ADMIN, RESEARCHER, REVIEWER
 from webapp.corpus.models import Article
 from webapp.qa import selectors
@@ -193,6 +198,7 @@ def test_a_researcher_asks_with_their_own_settings(researcher: APIClient, role_u
             "journals": ["Lancet"],
             "publication_types": ["Review"],
             "mesh": ["Aspirin"],
+            "prefer_stronger_designs": True,
         },
         format="json",
     )
@@ -213,6 +219,8 @@ def test_a_researcher_asks_with_their_own_settings(researcher: APIClient, role_u
         "journals": ["Lancet"],
         "publication_types": ["Review"],
         "mesh": ["Aspirin"],
+        "include_retracted": False,
+        "prefer_stronger_designs": True,
     }
 
 
@@ -387,6 +395,36 @@ def test_an_article_comes_with_its_sentences_and_offsets(researcher: APIClient, 
     assert [s["text"] for s in article["sentences"]][1] == "No cases of lactic acidosis occurred."
     for sentence in article["sentences"]:
         assert article["abstract"][sentence["start"] : sentence["end"]] == sentence["text"]
+
+
+def test_sources_and_articles_carry_their_retraction_and_study_design(
+    researcher: APIClient, answered: Question
+) -> None:
+    notice = "Retraction: Metformin and lactic acidosis. 2012."
+    article_retracted(pmid="123", notice_pmid="456", notice=notice)
+    Article.objects.filter(pmid="123").update(publication_types=["Journal Article", "Randomized Controlled Trial"])
+
+    source = researcher.get(f"/api/v1/questions/{answered.pk}").json()["retrieved"][0]["source"]
+    article = researcher.get("/api/v1/articles/123").json()
+
+    for shown in (source, article):
+        assert shown["retraction"] == {
+            "status": "retracted",
+            "notices": [{"ref_type": "RetractionIn", "pmid": "456", "source": notice}],
+        }
+        assert shown["study_design"] == {"key": "rct", "label": "Randomised controlled trial"}
+
+
+def test_a_source_with_no_notices_or_design_says_so(researcher: APIClient, answered: Question) -> None:
+    source = researcher.get(f"/api/v1/questions/{answered.pk}").json()["retrieved"][0]["source"]
+    assert source["retraction"] == {"status": "none", "notices": []}
+    assert source["study_design"] is None
+
+
+def test_the_source_settings_are_booleans(researcher: APIClient) -> None:
+    response = researcher.post("/api/v1/questions", {"question": "Q?", "include_retracted": "maybe"}, format="json")
+    assert response.status_code == 400
+    assert "include_retracted" in response.json()
 
 
 def test_an_unknown_article_is_404(researcher: APIClient) -> None:

@@ -102,7 +102,15 @@ def _assert_documented(serializer: serializers.Serializer, value: dict[str, Any]
 @pytest.fixture
 def answered(role_users: dict[str, User]) -> Question:
     Article.objects.create(
-        pmid="123", title="T", abstract="One sentence. Evidence here. Last.", journal="J", year=2020, authors=["A B"]
+        pmid="123",
+        title="T",
+        abstract="One sentence. Evidence here. Last.",
+        journal="J",
+        year=2020,
+        authors=["A B"],
+        publication_types=["Randomized Controlled Trial"],
+        retraction_status=Article.Retraction.CORRECTED,
+        retraction_notices=[{"ref_type": "ErratumIn", "pmid": "124", "source": "J. 2021;1:2"}],
     )
     question = Question.objects.create(
         text="Q?",

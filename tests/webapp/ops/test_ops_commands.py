@@ -44,8 +44,8 @@ def test_the_stack_starts_a_local_llm_server_only_for_a_local_url(tmp_path: Path
                      model_cache=tmp_path)  # fmt: skip
     remote = services(host="127.0.0.1", port=8000, llm_base_url="http://vllm:8000/v1", llm_model="m",
                       model_cache=tmp_path)  # fmt: skip
-    assert [s.name for s in local] == ["llm", "worker", "web"]
-    assert [s.name for s in remote] == ["worker", "web"]
+    assert [s.name for s in local] == ["llm", "worker", "web", "embedder"]
+    assert [s.name for s in remote] == ["worker", "web", "embedder"]
 
 
 def test_ingest_refuses_a_missing_path() -> None:

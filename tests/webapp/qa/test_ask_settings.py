@@ -48,6 +48,7 @@ def test_chosen_settings_are_stored_on_the_question(researcher_client: Client, a
             "journals": ["Diabetes Care"],
             "publication_types": ["Randomized Controlled Trial", "Journal Article"],
             "mesh": "Diabetes Mellitus, Type 2; Metformin ;",
+            "include_retracted": "on",
         },
     )
     question = Question.objects.get()
@@ -62,6 +63,8 @@ def test_chosen_settings_are_stored_on_the_question(researcher_client: Client, a
         "journals": ["Diabetes Care"],
         "publication_types": ["Randomized Controlled Trial", "Journal Article"],
         "mesh": ["Diabetes Mellitus, Type 2", "Metformin"],
+        "include_retracted": True,
+        "prefer_stronger_designs": False,
     }
 
 
@@ -79,6 +82,23 @@ def test_the_question_page_says_how_it_searched(researcher_client: Client, artic
     )
     page = researcher_client.get(f"/questions/{Question.objects.get().pk}/").content.decode()
     assert "Lexical only (BM25) · 15 abstracts · years 2000\u2013… · journals: Cancer Research" in page
+
+
+def test_retracted_papers_stay_out_and_designs_unordered_unless_ticked(researcher_client: Client) -> None:
+    page = researcher_client.get("/").content.decode()
+    assert 'name="include_retracted"' in page
+    assert 'name="include_retracted" checked' not in page
+    assert "no shared benchmark carries publication types" in page
+
+    researcher_client.post("/", {"question": "Q?"})
+    filters = Question.objects.get().settings["filters"]
+    assert (filters["include_retracted"], filters["prefer_stronger_designs"]) == (False, False)
+
+
+def test_the_question_page_says_when_retracted_papers_were_included(researcher_client: Client) -> None:
+    researcher_client.post("/", {"question": "Q?", "include_retracted": "on", "prefer_stronger_designs": "on"})
+    page = researcher_client.get(f"/questions/{Question.objects.get().pk}/").content.decode()
+    assert "retracted papers included · stronger designs first" in page
 
 
 @pytest.mark.parametrize(
@@ -116,7 +136,8 @@ def test_a_bad_question_and_good_settings_keep_the_settings(researcher_client: C
 def test_the_settings_sit_in_a_labelled_details_under_the_question(researcher_client: Client, articles: None) -> None:
     page = researcher_client.get("/").content.decode()
     assert page.index('id="question"') < page.index("<summary>Search settings</summary>")
-    for field in ("year_from", "year_to", "journals", "publication_types", "mesh", "fusion", "top_k"):
+    fields = ("year_from", "year_to", "journals", "publication_types", "mesh", "fusion", "top_k")
+    for field in (*fields, "include_retracted", "prefer_stronger_designs"):
         assert f'<label for="id_{field}"' in page
     assert "<legend>Search mode:</legend>" in page
     assert '<option value="10" selected>' in page, "ten abstracts by default"

@@ -9,8 +9,9 @@ import rispy
 from django.contrib.auth.models import User
 from django.test import Client
 
-from tests.webapp.factories import answer_with_references, unclear_sentence
+from tests.webapp.factories import answer_with_references, article_retracted, unclear_sentence
 from webapp.accounts.roles import RESEARCHER, user_assign_role
+from webapp.corpus.models import Article
 from webapp.qa.exports import ExportedAnswer, ExportedSentence, answer_markdown
 from webapp.qa.models import Question
 
@@ -162,3 +163,50 @@ def test_markdown_line_starts_cannot_turn_a_sentence_into_a_list_or_heading() ->
     assert lines[0] == "# \\# 1. \\*Why\\*?"
     assert lines[4] == "- 1990\\. A year \\[x\\](javascript:alert(1)) — **Uncited**"
     assert "No abstracts were cited." in lines
+
+
+# A retraction notice's citation text comes from PubMed, so it is as untrusted as a title.
+HOSTILE_NOTICE = "<img src=x onerror=alert(1)> *Retraction* {of} it_x"
+
+
+@pytest.fixture
+def retracted_and_designed(question: Question) -> Question:
+    article_retracted(pmid="10000001", notice_pmid="90000101", notice=HOSTILE_NOTICE)
+    Article.objects.filter(pmid="10000002").update(publication_types=["Journal Article", "Meta-Analysis"])
+    return question
+
+
+def test_the_markdown_warns_at_its_top_and_notes_retraction_and_design(
+    researcher_client: Client, retracted_and_designed: Question
+) -> None:
+    markdown = _download(researcher_client, f"/questions/{retracted_and_designed.pk}/export.md")
+    lines = markdown.splitlines()
+    warning = "**Warning: this answer cites a retracted paper:** \\[1\\] PMID 10000001. Read it with that in mind."
+    assert lines.index(warning) < lines.index("- Metformin did not cause lactic acidosis. \\[1\\] — **Supported**")
+    references = lines[lines.index("## References") :]
+    assert references[2].endswith(
+        "PubMed: <https://pubmed.ncbi.nlm.nih.gov/10000001/> **Retracted (Retraction in PMID 90000101: "
+        "\\<img src=x onerror=alert(1)\\> \\*Retraction\\* {of} it\\_x).**"
+    )
+    assert references[3].endswith("Study design: Meta-analysis.")
+    assert "<img src=x onerror=alert(1)>" not in markdown
+
+
+def test_an_answer_citing_no_retracted_paper_has_no_warning(researcher_client: Client, question: Question) -> None:
+    assert "Warning" not in _download(researcher_client, f"/questions/{question.pk}/export.md")
+
+
+def test_bibtex_and_ris_carry_the_notes(researcher_client: Client, retracted_and_designed: Question) -> None:
+    library = bibtexparser.parse_string(
+        _download(researcher_client, f"/questions/{retracted_and_designed.pk}/references.bib")
+    )
+    assert not library.failed_blocks, "a brace in a notice must not break the file"
+    notes = [entry.fields_dict["note"].value for entry in library.entries]
+    assert notes == [
+        r"Retracted (Retraction in PMID 90000101: <img src=x onerror=alert(1)> *Retraction* "
+        r"\textbraceleft{}of\textbraceright{} it\_x).",
+        "Study design: Meta-analysis.",
+    ]
+    entries = rispy.loads(_download(researcher_client, f"/questions/{retracted_and_designed.pk}/references.ris"))
+    assert entries[0]["notes"] == [f"Retracted (Retraction in PMID 90000101: {HOSTILE_NOTICE})."]
+    assert entries[1]["notes"] == ["Study design: Meta-analysis."]

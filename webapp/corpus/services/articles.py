@@ -8,8 +8,13 @@ from dataclasses import asdict
 
 from django.db import transaction
 
-from indexer.records import ArticleRecord, Author, MeshHeading
+from indexer.records import ArticleRecord, Author, MeshHeading, Notice
 from webapp.corpus.models import Article
+from webapp.corpus.services.retractions import (
+    retractions_forget,
+    retractions_record_articles,
+    retractions_record_notices,
+)
 
 _FIELDS = [
     "version",
@@ -91,7 +96,10 @@ def article_delete_batch(*, pmids: Sequence[str]) -> int:
 
 
 def article_record(article: Article) -> ArticleRecord:
-    """A stored article as the record it was saved from (the embed step and a rebuild read these back)."""
+    """A stored article as the record it was saved from (the embed step and a rebuild read these back).
+
+    Its retraction and erratum entries are not on the row but in CorrectionLink, which the indexes never need.
+    """
     return ArticleRecord(
         pmid=article.pmid,
         version=article.version,
@@ -132,10 +140,18 @@ class DatabaseArticleSink:
     """The indexer's ArticleSink, backed by the article table."""
 
     def save(self, records: Sequence[ArticleRecord], *, source: str) -> list[ArticleRecord]:
-        return article_upsert_batch(records=records, source=source)
+        written = article_upsert_batch(records=records, source=source)
+        # Every record, not only those written: a row stored before retractions were read has its links made here.
+        retractions_record_articles(records=records)
+        return written
+
+    def save_notices(self, notices: Sequence[Notice]) -> None:
+        """Notices read without an abstract: not articles, but they mark the papers they point at."""
+        retractions_record_notices(notices=notices)
 
     def delete(self, pmids: Sequence[str]) -> None:
         article_delete_batch(pmids=pmids)
+        retractions_forget(pmids=pmids)
 
     def pending_embedding(self, *, source: str | None, limit: int) -> list[ArticleRecord]:
         pending = Article.objects.filter(embedded=False)
@@ -145,3 +161,10 @@ class DatabaseArticleSink:
 
     def mark_embedded(self, pmids: Sequence[str]) -> None:
         Article.objects.filter(pmid__in=list(pmids)).update(embedded=True)
+
+    def pending_count(self) -> int:
+        return Article.objects.filter(embedded=False).count()
+
+    def records(self, pmids: Sequence[str]) -> list[ArticleRecord]:
+        """These articles as stored now (those no longer stored are left out), in PMID order."""
+        return [article_record(article) for article in Article.objects.filter(pmid__in=list(pmids)).order_by("pmid")]

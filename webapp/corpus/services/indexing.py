@@ -19,7 +19,7 @@ from indexer import ncbi
 from indexer.errors import CorpusFormatError
 from indexer.ingest import embed_pending, store_file
 from webapp.corpus import engines
-from webapp.corpus.models import IndexJob, PubmedFile
+from webapp.corpus.models import Article, IndexJob, PubmedFile
 from webapp.corpus.services.articles import DatabaseArticleSink
 from webapp.corpus.services.joblog import pubmed_file_log
 from webapp.corpus.services.jobs import index_job_finish_if_complete, index_job_record_counts
@@ -140,6 +140,19 @@ def pubmed_file_store(*, file_id: int) -> None:
     )
 
 
+def pubmed_file_background_wait(*, file_id: int) -> int:
+    """Articles of this file the stack's background embedder has still to embed before its embed step can finish
+    (VERIMED_BACKGROUND_EMBEDDING); 0 when the step embeds here, or has nothing left to wait for."""
+    if not settings.VERIMED_BACKGROUND_EMBEDDING:
+        return 0
+    pubmed_file = PubmedFile.objects.get(pk=file_id)
+    if _reached(pubmed_file, PubmedFile.Status.INDEXED) or pubmed_file.status != PubmedFile.Status.STORED:
+        return 0
+    if pubmed_file.job_id and IndexJob.objects.filter(pk=pubmed_file.job_id, cancel_requested=True).exists():
+        return 0  # the step itself marks the file cancelled
+    return Article.objects.filter(source_file=pubmed_file.name[:128], embedded=False).count()
+
+
 def pubmed_file_embed(*, file_id: int) -> None:
     pubmed_file = PubmedFile.objects.get(pk=file_id)
     if _skip(pubmed_file, PubmedFile.Status.INDEXED):
@@ -168,6 +181,13 @@ def pubmed_file_embed(*, file_id: int) -> None:
         finished = index_job_finish_if_complete(job_id)
     if finished:
         index_job_record_counts(job_id=job_id)
+
+
+def pubmed_file_log_waiting(*, file_id: int, waiting: int) -> None:
+    pubmed_file_log(
+        pubmed_file=PubmedFile.objects.get(pk=file_id),
+        message=f"stored; {waiting} articles wait for the background embedder (questions are answered meanwhile)",
+    )
 
 
 def pubmed_file_fail(*, file_id: int, reason: str) -> None:

@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from tqdm import tqdm
 
 from indexer.errors import IndexerError
-from indexer.ingest import STAGES, estimate_records, ingest_paths
+from indexer.ingest import PROGRESS_STAGES, STAGES, estimate_records, ingest_paths
 from indexer.readers import expand_paths
 from webapp.corpus import engines
+from webapp.corpus.progress_bars import StageBars
 from webapp.corpus.services.articles import DatabaseArticleSink
 
 
@@ -21,25 +21,25 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="+", type=Path)
         parser.add_argument("--batch-size", type=int, default=256)
-        parser.add_argument("--no-progress", action="store_true", help="Do not draw a progress bar.")
+        parser.add_argument("--no-progress", action="store_true", help="Do not draw progress bars.")
+        parser.add_argument(
+            "--defer-embedding",
+            action="store_true",
+            help="Store the articles and index their words only; leave them pending for the background embedder "
+            "(`make run` starts one) or a later `manage.py embed_pending`.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             paths = expand_paths(options["paths"])
         except FileNotFoundError as exc:
             raise CommandError(str(exc)) from exc
-        total = sum(estimate_records(path) for path in paths)
-        # Two bars, each with its own rate and ETA: storing is fast, embedding is most of the time (on a 2-core
-        # machine 5 to 14 abstracts/s against hundreds), and one bar for both stood still while embedding ran.
-        stored = tqdm(total=total, unit="abstract", disable=options["no_progress"], desc="store", position=0)
-        embedded = tqdm(total=total, unit="abstract", disable=options["no_progress"], desc="embed", position=1)
-
-        def on_stored(count: int) -> None:
-            stored.update(count)
-
-        def on_embedded(count: int) -> None:
-            embedded.update(count)
-
+        deferred = options["defer_embedding"]
+        bars = StageBars(
+            store_total=sum(estimate_records(path) for path in paths),
+            stages=PROGRESS_STAGES[:1] if deferred else PROGRESS_STAGES,
+            disable=options["no_progress"],
+        )
         try:
             report = ingest_paths(
                 paths,
@@ -48,14 +48,13 @@ class Command(BaseCommand):
                 vectors=engines.vector_index(),
                 embedder=engines.embedder(),
                 batch_size=options["batch_size"],
-                on_progress=on_stored,
-                on_embedded=on_embedded,
+                progress=bars,
+                defer_embedding=deferred,
             )
         except IndexerError as exc:
             raise CommandError(str(exc)) from exc
         finally:
-            stored.close()
-            embedded.close()
+            bars.close()
             engines.release_engines()
         self.stdout.write(
             f"files={report.files} articles={report.articles} "
@@ -63,3 +62,9 @@ class Command(BaseCommand):
         )
         for stage in STAGES:
             self.stdout.write(f"  {stage:<9} {report.seconds[stage]:8.1f} s  {report.rate(stage):10.1f} abstracts/s")
+        if deferred:
+            pending = DatabaseArticleSink().pending_count()
+            self.stdout.write(
+                f"{pending} articles wait to be embedded: the stack's background embedder does it (`make run`), "
+                "or run `manage.py embed_pending`"
+            )

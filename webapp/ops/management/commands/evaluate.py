@@ -63,6 +63,12 @@ class Command(BaseCommand):
         generation.add_argument(
             "--sentences-per-abstract", type=int, default=settings.VERIMED_SENTENCES_PER_ABSTRACT, help="0: all."
         )
+        generation.add_argument(
+            "--lead-abstract-sentences",
+            type=int,
+            default=settings.VERIMED_LEAD_ABSTRACT_SENTENCES,
+            help="Sentences of the best-ranked abstract; 0: as many as the others.",
+        )
 
         verification = stages.add_parser("verification", help="Claim verification on labelled (claim, document) pairs.")
         verification.add_argument("--claims", type=Path, required=True)
@@ -152,6 +158,7 @@ class Command(BaseCommand):
                 "context_tokens": options["context_tokens"],
                 "abstracts_in_prompt": options["abstracts_in_prompt"],
                 "sentences_per_abstract": options["sentences_per_abstract"],
+                "lead_abstract_sentences": options["lead_abstract_sentences"],
             }
         )
         try:

@@ -1,4 +1,9 @@
-"""`manage.py ingest_demo`: ingest the demo corpus from the shared data folder when the index is empty."""
+"""`manage.py ingest_demo`: ingest the demo corpus from the shared data folder when the index is empty.
+
+By default it stores the articles and indexes their words only (a minute or two): embedding them takes half an hour
+and more on two cores, and the stack's background embedder does it while the site already answers from the lexical
+index (`make run`). `--embed` embeds them here and now, for a machine that runs no stack.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from webapp.corpus import engines
 from webapp.corpus.models import Article
@@ -27,6 +32,11 @@ def demo_paths(data_dir: Path) -> list[Path]:
 class Command(BaseCommand):
     help = "Ingest the demo corpus (VERIMED_DATA_DIR) unless the database and the index already hold articles."
 
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--embed", action="store_true", help="Embed the articles too, instead of leaving that to the stack."
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         indexed = engines.lexical_index().count()
         stored = Article.objects.count()
@@ -44,4 +54,4 @@ class Command(BaseCommand):
             raise CommandError(
                 f"demo data not found: {', '.join(missing)}. Set VERIMED_DATA_DIR to the shared data folder."
             )
-        call_command("ingest", *map(str, paths))
+        call_command("ingest", *map(str, paths), *([] if options["embed"] else ["--defer-embedding"]))

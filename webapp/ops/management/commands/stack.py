@@ -1,4 +1,5 @@
-"""`manage.py stack start|stop|status`: run the embedded profile's site, worker and LLM server in the background."""
+"""`manage.py stack start|stop|status`: run the embedded profile's site, worker, LLM server and background embedder in
+the background."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from webapp.corpus.selectors import semantic_coverage
 from webapp.ops.stack import Stack, services
 
-NAMES = ["web", "worker", "llm"]
+NAMES = ["embedder", "web", "worker", "llm"]
 
 
 class Command(BaseCommand):
@@ -47,4 +49,11 @@ class Command(BaseCommand):
             stack.stop(NAMES)
             raise CommandError(str(exc)) from exc
         self.stdout.write(self.style.SUCCESS(f"VeriMed is running at http://{options['host']}:{options['port']}/"))
+        coverage = semantic_coverage()
+        if not coverage.complete:
+            self.stdout.write(
+                f"{coverage.articles - coverage.embedded} of {coverage.articles} articles are being embedded in the "
+                "background: questions are answered now, keyword search covers every article and semantic search "
+                "covers more as they arrive (progress on /index/ and in embedder.log)"
+            )
         self.stdout.write(f"logs: {stack.log_dir}   stop with: make stop")

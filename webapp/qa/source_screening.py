@@ -1,0 +1,74 @@
+"""What a question's source settings do to its fused search results: retracted papers left out unless asked for,
+and stronger study designs first when asked.
+
+Done after the search rather than inside the indexes: neither index stores a retraction status or a design, and a
+paper's status changes (retracted years later) without its text changing, which would otherwise mean re-indexing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from indexer.hybrid import FusedHit, hybrid_search
+from webapp.corpus import engines
+from webapp.corpus.models import Article
+from webapp.corpus.study_design import article_study_design, design_strength
+from webapp.qa.pipeline import PipelineSettings
+
+# HybridSettings' own bound on top_k: an over-fetch never asks for more.
+MAX_FETCH = 100
+
+
+def screened_hits(*, query: str, hits: Sequence[FusedHit], pipeline: PipelineSettings) -> list[FusedHit]:
+    """`hits` (the search for `query` with `pipeline`'s settings) as the question's sources."""
+    screened = list(hits)
+    if not pipeline.filters.include_retracted:
+        screened = _without_retracted(query, screened, pipeline)
+    if pipeline.filters.prefer_stronger_designs:
+        screened = _stronger_designs_first(screened)
+    return screened
+
+
+def retracted_pmids(*, pmids: Sequence[str]) -> set[str]:
+    return set(
+        Article.objects.filter(pmid__in=list(pmids), retraction_status=Article.Retraction.RETRACTED).values_list(
+            "pmid", flat=True
+        )
+    )
+
+
+def _without_retracted(query: str, hits: list[FusedHit], pipeline: PipelineSettings) -> list[FusedHit]:
+    """The top_k hits that are not retracted: the search is run again asking for as many more as were retracted,
+    until enough are left or the search has no more to give."""
+    wanted = fetched = pipeline.retrieval.top_k
+    while True:
+        retracted = retracted_pmids(pmids=[hit.pmid for hit in hits])
+        kept = [hit for hit in hits if hit.pmid not in retracted]
+        if len(kept) >= wanted or len(hits) < fetched or fetched >= MAX_FETCH:
+            return kept[:wanted]
+        # Fusion ranks the same candidates whatever top_k is, so the wider list starts with the narrower one.
+        fetched = min(wanted + len(retracted), MAX_FETCH)
+        hits = _search(query, pipeline, top_k=fetched)
+
+
+def _search(query: str, pipeline: PipelineSettings, *, top_k: int) -> list[FusedHit]:
+    return hybrid_search(
+        query,
+        lexical=engines.lexical_index(),
+        vectors=engines.vector_index(),
+        embedder=engines.embedder(),
+        settings=pipeline.retrieval.model_copy(update={"top_k": top_k}),
+        filters=pipeline.filters.search_filters(),
+    )
+
+
+def _stronger_designs_first(hits: list[FusedHit]) -> list[FusedHit]:
+    articles = Article.objects.only("pmid", "publication_types", "mesh").in_bulk(
+        [hit.pmid for hit in hits], field_name="pmid"
+    )
+    strength = {
+        pmid: design_strength(article_study_design(publication_types=article.publication_types, mesh=article.mesh))
+        for pmid, article in articles.items()
+    }
+    # sorted() is stable: within one design the search's own order stands.
+    return sorted(hits, key=lambda hit: -strength.get(hit.pmid, 0))
