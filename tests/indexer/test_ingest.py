@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -170,7 +171,7 @@ def corpus(tmp_path: Path) -> list[Path]:
     return [baseline, update, jsonl]
 
 
-def ingest(paths: list[Path], stores: Stores, embedder: SentenceTransformerEmbedder, **options: int) -> IngestReport:
+def ingest(paths: list[Path], stores: Stores, embedder: SentenceTransformerEmbedder, **options: Any) -> IngestReport:
     return ingest_paths(
         paths, sink=stores.sink, lexical=stores.lexical, vectors=stores.vectors, embedder=embedder, **options
     )
@@ -332,15 +333,7 @@ def test_small_batches_store_the_same_articles_and_report_progress(
 ) -> None:
     progress = StagesHeard()
 
-    report = ingest_paths(
-        corpus,
-        sink=stores.sink,
-        lexical=stores.lexical,
-        vectors=stores.vectors,
-        embedder=embedder,
-        batch_size=2,
-        progress=progress,
-    )
+    report = ingest(corpus, stores, embedder, batch_size=2, progress=progress)
 
     assert progress.advanced["store"] == [2, 1, 2]  # baseline: 11+12, then 13; the update holds none; JSONL: 21+22
     assert sum(progress.advanced["store"]) == report.articles == 5
@@ -361,15 +354,7 @@ def test_a_deferred_ingest_stores_every_file_and_embeds_nothing(
 ) -> None:
     progress = StagesHeard()
 
-    report = ingest_paths(
-        corpus,
-        sink=stores.sink,
-        lexical=stores.lexical,
-        vectors=stores.vectors,
-        embedder=embedder,
-        progress=progress,
-        defer_embedding=True,
-    )
+    report = ingest(corpus, stores, embedder, progress=progress, defer_embedding=True)
 
     assert report.articles == 5
     assert report.embedded == 0
