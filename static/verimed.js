@@ -208,6 +208,71 @@
     note.hidden = !partial;
   }
 
+  // A yes/no question's consensus: how many of its first retrieved abstracts support its claim, contradict it, say
+  // nothing about it or are Unclear, as a meter; each count opens the list of its abstracts with their badges.
+  const CONSENSUS_GROUPS = [
+    ["support", "SUPPORT", "Support", "support the claim"],
+    ["contradict", "CONTRADICT", "Contradict", "contradict it"],
+    ["no_evidence", "NO_EVIDENCE", "No evidence", "say nothing about it"],
+    ["unclear", "UNCLEAR", "Unclear", "the verifier was not confident enough"],
+  ];
+  let consensusShown = "";
+
+  function renderConsensus(data) {
+    const section = document.getElementById("consensus");
+    const consensus = data.consensus;
+    const shown = JSON.stringify(consensus || null);
+    if (shown === consensusShown) return; // re-rendering would close the lists a reader opened
+    consensusShown = shown;
+    section.hidden = !consensus;
+    if (!consensus) return;
+    document.getElementById("consensus-claim").textContent =
+      "Checked as the claim “" + consensus.claim + "” against the first " + consensus.read +
+      (consensus.read === 1 ? " abstract" : " abstracts") + " retrieved.";
+    const meter = document.getElementById("consensus-meter");
+    meter.replaceChildren();
+    const sources = window.VeriMedBadges.sourcesByPmid(data);
+    const groups = document.getElementById("consensus-groups");
+    groups.replaceChildren();
+    CONSENSUS_GROUPS.forEach(([key, label, name, meaning]) => {
+      const count = consensus[key];
+      if (count > 0) {
+        const segment = el("span", "consensus-segment verdict-" + label, String(count));
+        segment.style.flexGrow = String(count); // widths in proportion to the counts
+        segment.title = count + " " + name.toLowerCase();
+        meter.append(segment);
+      }
+      const group = el("details", "consensus-group");
+      group.dataset.label = key;
+      const summary = el("summary");
+      summary.append(el("span", "consensus-count verdict-" + label, name + ": " + count), " ", el("span", "meta", meaning));
+      group.append(summary);
+      const list = el("ul", "consensus-sources");
+      (consensus.pmids[key] || []).forEach((pmid) => {
+        const source = sources.get(pmid);
+        const item = el("li", "consensus-source");
+        const open = el("button", "link-button", (source && source.title) || sourceLabel(pmid));
+        open.type = "button";
+        const verdict = consensus.verdicts[pmid] || {};
+        open.addEventListener("click", () => openAbstract(pmid, verdict.evidence_spans || []));
+        item.append(open, " ", el("span", "meta", sourceLabel(pmid)));
+        window.VeriMedBadges.badges(source).forEach((badge) => item.append(" ", badge));
+        list.append(item);
+      });
+      if (!count) list.append(el("li", "meta", "None."));
+      group.append(list);
+      groups.append(group);
+    });
+    meter.setAttribute("aria-label", CONSENSUS_GROUPS.map(([key, , name]) => name + " " + consensus[key]).join(", "));
+    const speaking = consensus.support + consensus.contradict;
+    const few = document.getElementById("consensus-few");
+    few.hidden = speaking >= consensus.speaking_minimum;
+    few.textContent = few.hidden ? "" :
+      "Fewer than " + consensus.speaking_minimum + " abstracts speak to this: " +
+      (speaking === 1 ? "1 supports or contradicts" : speaking + " support or contradict") +
+      " the claim, too few to call a consensus.";
+  }
+
   async function poll() {
     let data;
     try {
@@ -236,6 +301,7 @@
       answerEl.textContent = data.answer; // raw tokens as they stream in
     }
     renderSources(data);
+    renderConsensus(data);
     window.VeriMedBadges.showRetractionWarning(data);
     renderCitationNotes(data);
     const exportsEl = document.getElementById("exports");

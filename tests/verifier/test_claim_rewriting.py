@@ -7,7 +7,7 @@ import json
 import pytest
 from django.conf import settings
 
-from verifier.claim_rewriting import is_yes_no_question, question_to_claim, third_person
+from verifier.claim_rewriting import is_yes_no_question, question_to_claim, third_person, yes_no_claim
 from verifier.extra_training import bioasq_yes_no_questions
 
 
@@ -91,7 +91,69 @@ def test_yes_no_questions_are_detected_by_their_form() -> None:
     assert is_yes_no_question("Is Selinexor effective for multiple myeloma?")
     assert is_yes_no_question("Do nematodes contain a CTCF gene?")
     assert not is_yes_no_question("What is the mode of action of everolimus?")
-    assert not is_yes_no_question("Is Selinexor effective")
+    # A typed question often lacks its question mark; an auxiliary first still asks yes or no.
+    assert is_yes_no_question("Is Selinexor effective")
+    assert not is_yes_no_question("")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [  # BioASQ golden sets 7B-11B, yes/no questions as written there
+        "Is Selinexor effective for multiple myeloma?",
+        "Has the drug Afrezza been approved by the FDA?",
+        "Should perampanel be used for amyotrophic lateral sclerosis?",
+        "Based on clinical trial data, can pioglitazone delay cognitive impairment for people at risk for "
+        "Alzheimer's disease?",
+        "In twin-twin transfusion syndrome, are the twins identical?",
+        "Tocilizumab is an anti-TNF antibody, yes or no?",
+        "Anaplasma phagocytophilum is an obligate gram-negative, intracellular bacterium, yes  or no",
+        "Is periampullary carcinoma (PAC) a relatively rare genitourinary malignancy",
+        # PubMedQA PQA-L
+        "Double reading of barium enemas: is it necessary?",
+    ],
+)
+def test_a_real_yes_no_question_is_detected(question: str) -> None:
+    assert is_yes_no_question(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [  # BioASQ golden sets 7B-11B: factoid, list and summary questions as written there
+        "What does PROTACs stand for?",
+        "How many nucleotides long is the HOTAIR CNE?",
+        "Which gene is mutated in the classic Bartter's syndrome?",
+        "List the proteins defining the triple negative breast cancer.",
+        "Which methods have been developed for extracting sequence variants from the literature?",
+        "Describe the syndrome that is caused by biallelic variants in HPDL",
+        "What is the mechanism of action of vosoritide?",
+        "Can you summarize Myasthenia Gravis?",
+    ],
+)
+def test_a_real_factoid_list_or_summary_question_is_not_yes_no(question: str) -> None:
+    assert not is_yes_no_question(question)
+
+
+def test_nearly_every_bioasq_question_is_told_yes_no_or_not_by_its_form() -> None:
+    seen: dict[str, dict[str, str]] = {}
+    for path in sorted((settings.VERIMED_DATA_DIR / "bioasq" / "golden").glob("*_golden.json")):
+        for question in json.loads(path.read_text(encoding="utf-8"))["questions"]:
+            seen.setdefault(question["id"], question)
+    yes_no = [question["body"] for question in seen.values() if question["type"] == "yesno"]
+    others = [question["body"] for question in seen.values() if question["type"] != "yesno"]
+
+    assert (len(yes_no), len(others)) == (611, 1674)
+    assert sum(map(is_yes_no_question, yes_no)) == 608  # missed: two plain statements and one with a Greek Alpha
+    # Taken for yes/no: "Is X A or B?" choices (8), and summary or list questions asked in yes/no form (8).
+    assert sum(map(is_yes_no_question, others)) == 16
+
+
+def test_the_claim_of_a_question_is_made_only_for_yes_no_questions() -> None:
+    assert yes_no_claim("Does BNN27 promote memory loss?") == "BNN27 promotes memory loss."
+    assert yes_no_claim("Is Erythropoietin effective for neuroprotection of Preterm Infants.") == (
+        "Erythropoietin is effective for neuroprotection of Preterm Infants."
+    )
+    assert yes_no_claim("What is the mechanism of action of vosoritide?") is None
+    assert yes_no_claim("In twin-twin transfusion syndrome, are the twins identical?") is None  # rules cannot read it
 
 
 @pytest.mark.parametrize(

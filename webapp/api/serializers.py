@@ -13,6 +13,7 @@ from rest_framework.settings import api_settings
 
 from indexer.hybrid import Fusion, HybridSettings, Mode
 from indexer.records import CORRECTION_REF_TYPES
+from verifier.consensus import CONSENSUS_ABSTRACTS, CONSENSUS_LABELS
 from webapp.corpus.models import Article
 from webapp.corpus.study_design import DESIGNS
 from webapp.qa.models import Question
@@ -248,6 +249,44 @@ class RetrievedSerializer(serializers.Serializer):
     source = SourceSerializer(allow_null=True, help_text="None when the article has since left the corpus.")
 
 
+class ConsensusPmidsSerializer(serializers.Serializer):
+    support = serializers.ListField(child=serializers.CharField(), help_text="PMIDs of the abstracts that support it.")
+    contradict = serializers.ListField(child=serializers.CharField(), help_text="Those that contradict it.")
+    no_evidence = serializers.ListField(child=serializers.CharField(), help_text="Those that say nothing about it.")
+    unclear = serializers.ListField(
+        child=serializers.CharField(), help_text="Those the verifier was not confident enough about to show a label."
+    )
+
+
+class ConsensusVerdictSerializer(serializers.Serializer):
+    label = serializers.ChoiceField(choices=list(CONSENSUS_LABELS))
+    confidence = serializers.FloatField(
+        allow_null=True, help_text="The verifier's calibrated confidence in its leaning; null for the LLM judge."
+    )
+    evidence_spans = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2),
+        help_text="[start, end] character offsets into the abstract of the sentences the verifier read as evidence.",
+    )
+
+
+class ConsensusSerializer(serializers.Serializer):
+    claim = serializers.CharField(help_text='The claim a "yes" would make, which the verifier checked.')
+    read = serializers.IntegerField(
+        help_text=f"Abstracts read: the first {CONSENSUS_ABSTRACTS} retrieved (fewer when fewer were retrieved)."
+    )
+    support = serializers.IntegerField(help_text="Abstracts that support the claim.")
+    contradict = serializers.IntegerField(help_text="Abstracts that contradict it.")
+    no_evidence = serializers.IntegerField(help_text="Abstracts that say nothing about it (NO_EVIDENCE).")
+    unclear = serializers.IntegerField(
+        help_text="Abstracts the verifier's calibrated decision rule shows as UNCLEAR (not confident enough)."
+    )
+    pmids = ConsensusPmidsSerializer(help_text="Each count's abstracts, keyed as the counts are, in retrieval order.")
+    speaking_minimum = serializers.IntegerField(
+        help_text="When support + contradict is below this, too few abstracts speak to the claim to call a consensus."
+    )
+    verdicts = serializers.DictField(child=ConsensusVerdictSerializer(), help_text="Per PMID read.")
+
+
 class CitationNoteSerializer(serializers.Serializer):
     written = serializers.CharField()
     raw_id = serializers.CharField()
@@ -284,6 +323,12 @@ class QuestionDetailSerializer(serializers.Serializer):
     citation_notes = CitationNoteSerializer(many=True)
     sentences = AnswerSentenceSerializer(many=True, help_text="Empty until verification is done.")
     retrieved = RetrievedSerializer(many=True)
+    consensus = ConsensusSerializer(
+        allow_null=True,
+        help_text="For a question asked yes or no (by its form: an auxiliary verb first, as BioASQ writes them), how "
+        "its first retrieved abstracts answer it, by the verifier. Null for other questions, until verification is "
+        "done, and when it could not be made.",
+    )
     timings_ms = serializers.DictField(help_text="Milliseconds per stage, and generation speed figures.")
     semantic_coverage = serializers.FloatField(
         allow_null=True,

@@ -19,6 +19,7 @@ from bibtexparser.model import Entry, Field
 from generator.claims import claims_from_answer
 from webapp.corpus.models import Article
 from webapp.corpus.source_ids import is_pmid, source_label
+from webapp.qa.consensus_export import ExportedConsensus, consensus_markdown, consensus_pmids, exported_consensus
 from webapp.qa.models import Question
 from webapp.qa.source_notes import RETRACTION_LABELS, notice_sentence, source_design
 
@@ -89,6 +90,7 @@ class ExportedAnswer:
     generator: str
     verifier: str
     verification_unavailable: str | None = None  # why the verifier could not run; None when it ran
+    consensus: ExportedConsensus | None = None  # a yes/no question's, when it was made
 
 
 def _people(article: Article) -> tuple[Person, ...]:
@@ -163,7 +165,8 @@ def _citing_sentences(question: Question) -> list[_CitingSentence]:
 
 def exported_cited_pmids(question: Question) -> set[str]:
     """The PMIDs whose articles `exported_answer` needs."""
-    return {pmid for sentence in _citing_sentences(question) for pmid, given in sentence.citations if given}
+    cited = {pmid for sentence in _citing_sentences(question) for pmid, given in sentence.citations if given}
+    return cited | consensus_pmids(question.consensus)
 
 
 def exported_answer(question: Question, articles: Mapping[str, Article]) -> ExportedAnswer:
@@ -198,6 +201,7 @@ def exported_answer(question: Question, articles: Mapping[str, Article]) -> Expo
         generator=str(question.models_used.get("generator", "")),
         verifier=str(question.models_used.get("verifier", "")),
         verification_unavailable=question.verification_error if unavailable else None,
+        consensus=exported_consensus(question.consensus, articles),
     )
 
 
@@ -281,6 +285,7 @@ def answer_markdown(answer: ExportedAnswer) -> str:
             lines.append(line)
     else:
         lines.append(_md(answer.answer_text) or "*No answer.*")
+    lines += consensus_markdown(answer.consensus, escape=_md, label=source_label)
     lines += ["", "## References", ""]
     if answer.references:
         lines += [_reference_markdown(reference) for reference in answer.references]

@@ -49,6 +49,12 @@ class Question(models.Model):
     context = models.JSONField(
         default=dict, help_text="what the model saw: PMIDs given, trimmed and dropped to fit, prompt tokens"
     )
+    consensus = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="for a yes/no question, the verifier's verdicts on its claim against the first retrieved abstracts "
+        "(webapp/qa/consensus.py); null for other questions, before verification, or when it could not be made",
+    )
     citation_notes = models.JSONField(
         default=list, help_text="citations repaired (a slip of 1-2 digits) or unmatched (never linked)"
     )

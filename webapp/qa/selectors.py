@@ -120,6 +120,7 @@ def question_payload(question: Question) -> dict[str, Any]:
             }
             for doc in retrieved
         ],
+        "consensus": question.consensus,
         "timings_ms": question.timings_ms,
         "semantic_coverage": question.semantic_coverage,
         "models": question.models_used,

@@ -25,6 +25,7 @@ from verifier.verify import CitedAbstract
 from webapp.corpus import engines
 from webapp.corpus.models import Article
 from webapp.corpus.selectors import semantic_coverage
+from webapp.qa.consensus import question_consensus_or_none
 from webapp.qa.context import generation_context
 from webapp.qa.llm import llm_for, token_counter_for
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
@@ -352,6 +353,12 @@ def question_verify(*, question_id: int) -> None:
         for pmid, article in articles.items()
     }
     results = verifier.verify(claims, abstracts, given)
+    _record_timing(question, "verification", started)  # the consensus is timed on its own
+    started = time.perf_counter()
+    # Made before "done" is written, since the page stops polling then; it never fails the answer.
+    consensus = question_consensus_or_none(question=question, verifier=verifier)
+    if consensus is not None:
+        _record_timing(question, "consensus", started)
     with transaction.atomic():
         question.sentences.all().delete()  # a retried task starts this stage over
         for position, result in enumerate(results):
@@ -380,7 +387,6 @@ def question_verify(*, question_id: int) -> None:
                 )
                 for citation_position, citation in enumerate(result.citations)
             )
-        _record_timing(question, "verification", started)
         question.models_used = {
             **question.models_used,
             "verifier": verifier.classifier.model_id,
@@ -388,9 +394,11 @@ def question_verify(*, question_id: int) -> None:
         }
         question.status = Question.Status.DONE
         question.verification_status, question.verification_error = Question.Verification.VERIFIED, ""
+        question.consensus = consensus
         question.save(
             update_fields=[
-                "status", "verification_status", "verification_error", "timings_ms", "models_used", "updated_at",
+                "status", "verification_status", "verification_error", "consensus", "timings_ms", "models_used",
+                "updated_at",
             ]
         )  # fmt: skip
 

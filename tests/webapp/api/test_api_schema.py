@@ -118,6 +118,17 @@ def answered(role_users: dict[str, User]) -> Question:
         status=Question.Status.DONE,
         answer_text="Yes (PUBMED:123).",
         citation_notes=[{"written": "PUBMED:124", "raw_id": "124", "pmid": "123", "how": "repaired"}],
+        consensus={
+            "claim": "Q.",
+            "read": 1,
+            "support": 1,
+            "contradict": 0,
+            "no_evidence": 0,
+            "unclear": 0,
+            "pmids": {"support": ["123"], "contradict": [], "no_evidence": [], "unclear": []},
+            "speaking_minimum": 5,
+            "verdicts": {"123": {"label": "SUPPORT", "confidence": 0.7, "evidence_spans": [[14, 28]]}},
+        },
     )
     RetrievedDocument.objects.create(
         question=question, rank=1, pmid="123", score=0.9, lexical_score=1.0, semantic_score=0.6

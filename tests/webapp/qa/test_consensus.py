@@ -1,0 +1,249 @@
+"""The consensus of a yes/no question: made in the verify stage from the first retrieved abstracts, stored on the
+question, left out (and the answer kept) when it fails, and carried by the page JSON, the API and the Markdown export.
+
+The registry's fake verifier does the counting tests' verdicts; one test runs the product's own verifier (the
+committed cross-encoder and evidence tagger) on two real abstracts."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from django.conf import settings as django_settings
+from django.contrib.auth.models import User
+from django.test import Client
+from pytest_django.fixtures import Settings
+
+from tests.webapp.factories import article_retracted
+from verifier.consensus import CONSENSUS_ABSTRACTS
+from webapp.accounts.roles import RESEARCHER
+from webapp.corpus.models import Article
+from webapp.qa import consensus as consensus_module
+from webapp.qa import services
+from webapp.qa.consensus import question_consensus
+from webapp.qa.models import Question, RetrievedDocument
+from webapp.qa.pipeline import default_pipeline_settings
+from webapp.qa.verification import answer_verifier
+
+pytestmark = pytest.mark.django_db
+
+QUESTION = "Does zorvistatin lower blood pressure?"
+CLAIM = "Zorvistatin lowers blood pressure."
+SUPPORTING, CONTRADICTING, SILENT = "90000001", "90000002", "90000003"
+# (title, abstract, publication types) by PMID; the fake verifier judges by shared words and negation.
+ARTICLES = {
+    SUPPORTING: ("Zorvistatin in hypertension.", "Zorvistatin lowers blood pressure.", ["Randomized Controlled Trial"]),
+    CONTRADICTING: ("Zorvistatin: a pooled analysis.", "Zorvistatin did not lower blood pressure.", ["Meta-Analysis"]),
+    SILENT: ("Metformin safety.", "No lactic acidosis occurred in 5,000 patients.", ["Journal Article"]),
+}  # fmt: skip
+# Retrieved after the first ten: supporting abstracts the consensus must not read.
+BEYOND = [f"9100000{index}" for index in range(2)]
+FILLER = [f"9200000{index}" for index in range(CONSENSUS_ABSTRACTS - len(ARTICLES))]
+ANSWER = f"Zorvistatin lowers blood pressure (PUBMED:{SUPPORTING})."
+
+
+@pytest.fixture
+def fake_verifier(settings: Settings) -> None:
+    """Questions asked from here on are verified by the registry's fakes (the pipeline stores them)."""
+    settings.VERIMED_VERIFIER = "fake"
+    settings.VERIMED_EVIDENCE_FINDER = "fake"
+
+
+def _answered(user: User | None, text: str = QUESTION) -> Question:
+    """A question retrieved and answered, as those stages store it, waiting for the verify stage."""
+    for pmid, (title, abstract, types) in ARTICLES.items():
+        Article.objects.get_or_create(
+            pmid=pmid, defaults={"title": title, "abstract": abstract, "publication_types": types, "year": 2021}
+        )
+    for pmid in FILLER:
+        Article.objects.get_or_create(pmid=pmid, defaults={"title": "Knee surgery.", "abstract": "Pain fell."})
+    for pmid in BEYOND:
+        title, abstract, _ = ARTICLES[SUPPORTING]
+        Article.objects.get_or_create(pmid=pmid, defaults={"title": title, "abstract": abstract})
+    question = services.question_create(text=text, user=user, enqueue=False)
+    ranked = [SILENT, SUPPORTING, *FILLER, CONTRADICTING, *BEYOND]
+    RetrievedDocument.objects.bulk_create(
+        RetrievedDocument(question=question, rank=rank, pmid=pmid, score=1 / rank, lexical_score=1, semantic_score=0)
+        for rank, pmid in enumerate(ranked, start=1)
+    )
+    Question.objects.filter(pk=question.pk).update(
+        answer_text=ANSWER, context={"given": ranked[:CONSENSUS_ABSTRACTS]}, status=Question.Status.GENERATING
+    )
+    return question
+
+
+def _verified(user: User | None = None, text: str = QUESTION) -> Question:
+    question = _answered(user, text)
+    services.question_verify(question_id=question.pk)
+    return Question.objects.get(pk=question.pk)
+
+
+def test_the_verify_stage_stores_the_consensus_of_the_first_ten_abstracts(fake_verifier: None) -> None:
+    question = _verified()
+
+    assert question.status == Question.Status.DONE
+    assert question.verification_status == Question.Verification.VERIFIED
+    assert question.sentences.get().verdict == "SUPPORT", "the answer's own verdicts are stored as before"
+    consensus = question.consensus
+    assert consensus["claim"] == CLAIM
+    assert consensus["read"] == CONSENSUS_ABSTRACTS == 10
+    counts = [consensus[key] for key in ("support", "contradict", "no_evidence", "unclear")]
+    assert counts == [1, 1, 8, 0]
+    assert consensus["pmids"] == {
+        "support": [SUPPORTING],
+        "contradict": [CONTRADICTING],
+        "no_evidence": [SILENT, *FILLER],
+        "unclear": [],
+    }
+    assert not set(BEYOND) & set(consensus["verdicts"]), "abstracts ranked after the first ten are not read"
+    assert consensus["speaking_minimum"] == 5
+    assert consensus["verdicts"][SUPPORTING]["label"] == "SUPPORT"
+    assert consensus["verdicts"][SUPPORTING]["evidence_spans"] == [[0, len(ARTICLES[SUPPORTING][1])]]
+    assert "consensus" in question.timings_ms
+    json.dumps(consensus)  # stored as plain JSON
+
+
+def test_a_question_not_asked_yes_or_no_has_no_consensus(fake_verifier: None) -> None:
+    question = _verified(text="What does zorvistatin do to blood pressure?")
+    assert question.status == Question.Status.DONE
+    assert question.consensus is None
+    assert "consensus" not in question.timings_ms
+
+
+def test_a_consensus_that_fails_is_logged_and_left_out_while_the_answer_is_verified(
+    fake_verifier: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the classifier ran out of memory")
+
+    monkeypatch.setattr(consensus_module, "claim_consensus", broken)
+    with caplog.at_level(logging.ERROR, logger="webapp.qa.consensus"):
+        question = _verified()
+
+    assert question.status == Question.Status.DONE
+    assert question.verification_status == Question.Verification.VERIFIED
+    assert question.sentences.get().citations.get().label == "SUPPORT"
+    assert question.consensus is None
+    assert f"question {question.pk}: the consensus could not be made" in caplog.text
+    assert "the classifier ran out of memory" in caplog.text  # the traceback is logged
+
+
+def test_a_retried_verification_replaces_the_consensus(fake_verifier: None) -> None:
+    question = _verified()
+    Article.objects.filter(pmid=CONTRADICTING).update(abstract="Zorvistatin lowers blood pressure, again.")
+    Question.objects.filter(pk=question.pk).update(status=Question.Status.GENERATING)
+    services.question_verify(question_id=question.pk)
+    question.refresh_from_db()
+    assert question.consensus["pmids"]["support"] == [SUPPORTING, CONTRADICTING]
+    assert question.consensus["contradict"] == 0
+
+
+def test_the_page_json_and_the_api_carry_the_consensus(
+    fake_verifier: None, role_users: dict[str, User], researcher_client: Client
+) -> None:
+    question = _verified(role_users[RESEARCHER])
+    page = researcher_client.get(f"/questions/{question.pk}.json").json()
+    api = researcher_client.get(f"/api/v1/questions/{question.pk}").json()
+
+    assert page["consensus"] == api["consensus"] == question.consensus
+    assert {"support", "contradict", "no_evidence", "unclear", "pmids"} <= set(api["consensus"])
+    # Each listed abstract is among the page's sources, where its badges come from.
+    sources = {doc["pmid"]: doc["source"] for doc in page["retrieved"]}
+    assert sources[CONTRADICTING]["study_design"]["label"] == "Meta-analysis"
+
+
+def test_other_questions_carry_a_null_consensus(fake_verifier: None, role_users: dict[str, User]) -> None:
+    client = Client()
+    client.force_login(role_users[RESEARCHER])
+    question = _verified(role_users[RESEARCHER], text="Which drugs lower blood pressure?")
+    assert client.get(f"/api/v1/questions/{question.pk}").json()["consensus"] is None
+
+
+def test_the_answer_page_has_a_consensus_section_its_script_fills(
+    fake_verifier: None, role_users: dict[str, User], researcher_client: Client
+) -> None:
+    question = _verified(role_users[RESEARCHER])
+    page = researcher_client.get(f"/questions/{question.pk}/").content.decode()
+    assert '<section id="consensus" class="consensus" aria-labelledby="consensus-heading" hidden>' in page
+    assert '<h2 id="consensus-heading">Consensus</h2>' in page
+    script = (django_settings.BASE_DIR / "static" / "verimed.js").read_text()
+    assert "function renderConsensus(data)" in script
+    # Text goes into the page as textContent only.
+    assert ".innerHTML" not in script
+    assert "insertAdjacentHTML" not in script
+
+
+def test_the_markdown_export_lists_each_count_with_its_papers_and_says_when_too_few_speak(
+    fake_verifier: None, role_users: dict[str, User], researcher_client: Client
+) -> None:
+    question = _verified(role_users[RESEARCHER])
+    article_retracted(pmid=CONTRADICTING)
+    markdown = researcher_client.get(f"/questions/{question.pk}/export.md").content.decode()
+    lines = markdown.splitlines()
+
+    section = lines[lines.index("## Consensus") : lines.index("## References")]
+    assert f"Checked as the claim: *{CLAIM}*" in section
+    assert (
+        "Of the first 10 abstracts retrieved, 1 supports it, 1 contradicts it, 8 say nothing about it and 0 are "
+        "unclear." in section
+    )
+    assert f"- Support (1): PMID {SUPPORTING} (Randomised controlled trial)" in section
+    assert f"- Contradict (1): PMID {CONTRADICTING} (Retracted; Meta-analysis)" in section
+    assert f"- No evidence (8): PMID {SILENT}, PMID {FILLER[0]}," in "\n".join(section)
+    assert "- Unclear (0): none" in section
+    assert (
+        "**Too few to call a consensus:** 2 abstracts speak to it (support or contradict it), fewer than 5." in section
+    )
+
+
+def test_a_question_without_consensus_exports_no_consensus_section(
+    fake_verifier: None, role_users: dict[str, User], researcher_client: Client
+) -> None:
+    question = _verified(role_users[RESEARCHER], text="Which drugs lower blood pressure?")
+    assert "## Consensus" not in researcher_client.get(f"/questions/{question.pk}/export.md").content.decode()
+
+
+# Two real abstracts: a PubMedQA abstract whose question is answered "yes" (PQA-L, PMID 14872327) and an unrelated
+# BioASQ benchmark abstract (PMID 21303301, prenatal diagnosis of trisomy 21).
+REAL_QUESTION_PMID, UNRELATED_PMID = "14872327", "21303301"
+
+
+def _real_abstracts() -> tuple[str, dict[str, tuple[str, str]]]:
+    import gzip
+
+    data = django_settings.VERIMED_DATA_DIR
+    item = json.loads((data / "pubmedqa" / "ori_pqal.json").read_text())[REAL_QUESTION_PMID]
+    with gzip.open(data / "bioasq" / "benchmark" / "corpus.jsonl.gz", "rt", encoding="utf-8") as corpus:
+        text = next(row["text"] for line in corpus if (row := json.loads(line))["pmid"] == UNRELATED_PMID)
+    title, _, abstract = text.partition(". ")  # the benchmark stores "Title. Abstract"
+    return item["QUESTION"], {
+        REAL_QUESTION_PMID: ("", " ".join(item["CONTEXTS"])),  # PubMedQA keeps no title
+        UNRELATED_PMID: (title + ".", abstract),
+    }
+
+
+@pytest.mark.model
+def test_the_real_verifier_finds_support_in_the_abstract_that_answers_and_nothing_in_an_unrelated_one() -> None:
+    text, abstracts = _real_abstracts()
+    assert text == "Is pain a clinically relevant problem in general adult psychiatry?"
+    for pmid, (title, abstract) in abstracts.items():
+        Article.objects.create(pmid=pmid, title=title, abstract=abstract)
+    question = services.question_create(text=text, enqueue=False)
+    for rank, pmid in enumerate(abstracts, start=1):
+        RetrievedDocument.objects.create(
+            question=question, rank=rank, pmid=pmid, score=1 / rank, lexical_score=1, semantic_score=0
+        )
+
+    consensus = question_consensus(question=question, verifier=answer_verifier(default_pipeline_settings()))
+
+    assert consensus is not None
+    assert consensus["claim"] == "Pain is a clinically relevant problem in general adult psychiatry."
+    assert consensus["read"] == 2
+    assert consensus["pmids"]["support"] == [REAL_QUESTION_PMID]
+    assert consensus["pmids"]["no_evidence"] == [UNRELATED_PMID]
+    assert (consensus["contradict"], consensus["unclear"]) == (0, 0)
+    support = consensus["verdicts"][REAL_QUESTION_PMID]
+    assert support["confidence"] > 0.5
+    start, end = support["evidence_spans"][0]
+    assert "pain" in abstracts[REAL_QUESTION_PMID][1][start:end].lower()

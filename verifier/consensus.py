@@ -1,0 +1,74 @@
+"""How the top retrieved abstracts answer a yes/no question: the verifier's verdict on its claim against each.
+
+The claim is the one a "yes" would make (`claim_rewriting.yes_no_claim`, the rewrite the verifier's BioASQ and
+PubMedQA training pairs are made with), so the verifier reads it in the form it learned. Every abstract goes through
+the same path as a cited one (`AnswerVerifier`: evidence sentences, then the classifier and its calibrated decision
+rule), in one batch; an abstract the verifier is not confident about counts as Unclear, never as a side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from generator.claims import Claim
+from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT, UNCLEAR
+from verifier.verify import AnswerVerifier, CitedAbstract
+
+# The abstracts read: the first 10 retrieved. Ten is the search's default top_k, so by default it is every source the
+# page lists and the abstracts the model was given; a question that asked for more sources (the API allows 20) does
+# not make verification twice as slow for abstracts ranked where hybrid search finds little that is on topic.
+CONSENSUS_ABSTRACTS = 10
+# Fewer abstracts than this that support or contradict the claim are too few to call a consensus, and the page says
+# so: with four, one paper more either way moves the balance by a quarter.
+SPEAKING_MINIMUM = 5
+# The labels counted, in the order the page and the exports show them.
+CONSENSUS_LABELS = (SUPPORT, CONTRADICT, NO_EVIDENCE, UNCLEAR)
+
+
+@dataclass(frozen=True)
+class AbstractVerdict:
+    pmid: str
+    label: str  # one of CONSENSUS_LABELS
+    confidence: float | None  # calibrated; None where the classifier gives no probability (the LLM judge)
+    evidence_spans: tuple[tuple[int, int], ...]  # character offsets into the abstract, for highlighting
+
+
+@dataclass(frozen=True)
+class Consensus:
+    claim: str
+    verdicts: tuple[AbstractVerdict, ...]  # in retrieval order
+
+    def pmids(self, label: str) -> tuple[str, ...]:
+        return tuple(verdict.pmid for verdict in self.verdicts if verdict.label == label)
+
+    def count(self, label: str) -> int:
+        return len(self.pmids(label))
+
+    @property
+    def speaking(self) -> int:
+        """The abstracts that take a side: they support or contradict the claim."""
+        return self.count(SUPPORT) + self.count(CONTRADICT)
+
+    @property
+    def enough(self) -> bool:
+        return self.speaking >= SPEAKING_MINIMUM
+
+
+def claim_consensus(verifier: AnswerVerifier, claim: str, abstracts: Sequence[CitedAbstract]) -> Consensus:
+    """The verifier's verdict on `claim` against each of `abstracts` (a PMID listed twice is read once)."""
+    by_pmid = {abstract.pmid: abstract for abstract in abstracts}
+    pmids = tuple(by_pmid)
+    [result] = verifier.verify([Claim(text=claim, display_text=claim, citations=pmids)], by_pmid, set(pmids))
+    return Consensus(
+        claim=claim,
+        verdicts=tuple(
+            AbstractVerdict(
+                pmid=citation.pmid,
+                label=citation.label,
+                confidence=citation.confidence,
+                evidence_spans=citation.evidence_spans,
+            )
+            for citation in result.citations
+        ),
+    )
