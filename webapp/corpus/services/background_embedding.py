@@ -78,6 +78,9 @@ def apply_waiting_batches(*, vectors: VectorIndex, embedder: Embedder) -> int:
             path.unlink(missing_ok=True)
             continue
         applied = apply_batch(batch, current=sink.records(batch.articles), chunker=chunker, vectors=vectors)
+        # Left open: an `ingest` in another process that revises one of these articles between the read above and
+        # this mark leaves it marked embedded with the vectors of its previous text (a window of milliseconds; the
+        # worker's own index jobs run one task at a time, so only a command-line ingest beside the stack can hit it).
         sink.mark_embedded(applied)
         path.unlink(missing_ok=True)
         written += len(applied)

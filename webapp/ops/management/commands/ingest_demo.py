@@ -55,3 +55,7 @@ class Command(BaseCommand):
                 f"demo data not found: {', '.join(missing)}. Set VERIMED_DATA_DIR to the shared data folder."
             )
         call_command("ingest", *map(str, paths), *([] if options["embed"] else ["--defer-embedding"]))
+        # The embedding model's one-time ONNX export (about half a minute) is made here, before the stack starts:
+        # otherwise the worker's first question and the background embedder would each wait for (and race on) it.
+        self.stdout.write("preparing the embedding model…")
+        engines.embedder().embed(["warm-up"])
