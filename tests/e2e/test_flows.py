@@ -42,7 +42,7 @@ def _tab_to(page: Page, selector: str, limit: int = 80) -> None:
 
 def _check_verdict_contrast(page: Page) -> list[dict[str, object]]:
     measured = []
-    for entry in page.evaluate(COLOURS, "#answer .sentence, .legend li"):
+    for entry in page.evaluate(COLOURS, "#answer .sentence, #verdict-legend li"):
         ratio = contrast_ratio(entry["color"], entry["background"])
         measured.append({**entry, "ratio": round(ratio, 2)})
         assert ratio >= AA_NORMAL_TEXT, f"{entry['cls']}: contrast {ratio:.2f} is below WCAG AA"
