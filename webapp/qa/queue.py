@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.db.models import Q
+from django.utils import timezone
 
 from webapp.qa.models import Question
 
@@ -19,6 +22,13 @@ UNFINISHED = (
 def questions_unfinished_count() -> int:
     """Questions queued or running; one COUNT on the (status, created_at) index."""
     return Question.objects.filter(status__in=UNFINISHED).count()
+
+
+def questions_being_answered(*, active_within: timedelta = timedelta(minutes=20)) -> bool:
+    """Whether a question is queued or running and moved within `active_within` (longer than a task may run): one
+    left unfinished by a worker that died long ago must not count forever."""
+    since = timezone.now() - active_within
+    return Question.objects.filter(status__in=UNFINISHED, updated_at__gte=since).exists()
 
 
 # A question has a place in line until its answer starts being written. After retrieval (about 100 ms) it keeps

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from webapp.accounts.roles import RESEARCHER
 from webapp.qa import services
 from webapp.qa.models import Question
-from webapp.qa.queue import question_queue_position, questions_unfinished_count
+from webapp.qa.queue import question_queue_position, questions_being_answered, questions_unfinished_count
 
 pytestmark = pytest.mark.django_db
 
@@ -149,3 +149,15 @@ def test_the_refusal_is_a_question_rejection_so_every_caller_already_handles_it(
     _asked(Question.Status.QUEUED, minutes_ago=1)
     with pytest.raises(services.QuestionRejectedError, match="The service is busy: 1 question is waiting"):
         services.question_create(text="One more?")
+
+
+def test_the_background_embedder_gives_way_while_a_question_is_answered_but_not_to_a_stale_one() -> None:
+    assert not questions_being_answered()
+    question = services.question_create(text="Does zinc shorten colds?", enqueue=False)
+    assert questions_being_answered()  # queued, just now
+
+    Question.objects.filter(pk=question.pk).update(updated_at=timezone.now() - timedelta(hours=2))
+    assert not questions_being_answered()  # left unfinished by a worker that died long ago
+
+    Question.objects.filter(pk=question.pk).update(status=Question.Status.DONE, updated_at=timezone.now())
+    assert not questions_being_answered()

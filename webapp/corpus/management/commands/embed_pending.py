@@ -30,12 +30,17 @@ from webapp.corpus.services.background_embedding import (
 )
 from webapp.ops.stack import EMBEDDER_READY_LINE
 
+# How often a paused embedder looks whether the questions are done.
+QUESTION_CHECK_SECONDS = 1.0
+
 
 class Command(BaseCommand):
     help = "Embed the articles not yet in the vector index (--follow: in the background, beside a running worker)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--batch-size", type=int, default=128)
+        parser.add_argument(
+            "--batch-size", type=int, help="Articles per batch (default 128; 32 with --follow, to give way quickly)."
+        )
         parser.add_argument("--no-progress", action="store_true", help="Do not draw progress bars.")
         parser.add_argument(
             "--follow",
@@ -51,7 +56,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["follow"]:
-            self._follow(batch_size=options["batch_size"], max_waiting=options["max_waiting_batches"])
+            self._follow(batch_size=options["batch_size"] or 32, max_waiting=options["max_waiting_batches"])
             return
         sink = DatabaseArticleSink()
         pending = sink.pending_count()
@@ -64,7 +69,7 @@ class Command(BaseCommand):
                 sink=sink,
                 vectors=vectors,
                 embedder=engines.embedder(),
-                batch_size=options["batch_size"],
+                batch_size=options["batch_size"] or 128,
                 progress=bars,
             )
             if report.embedded:
@@ -80,6 +85,7 @@ class Command(BaseCommand):
 
     def _follow(self, *, batch_size: int, max_waiting: int) -> None:
         from webapp.corpus.tasks import vectors_apply_waiting_task
+        from webapp.qa.queue import questions_being_answered
 
         # Questions first: the LLM server and the worker get the CPU whenever they want it.
         os.nice(19)
@@ -93,6 +99,13 @@ class Command(BaseCommand):
         embedding_seconds = 0.0
         embedder = None
         while True:
+            # Questions first, and not only by CPU priority: on two cores a nice-19 embedder still slowed the LLM
+            # server's prompt reading about fourfold (20 tokens/s against 90 and more), so it waits while any
+            # question is queued or being answered, and embeds in small batches to be quick to give way.
+            if questions_being_answered():
+                report_progress(state="paused while questions are answered", rate=_rate(report, embedding_seconds))
+                time.sleep(QUESTION_CHECK_SECONDS)
+                continue
             if len(waiting_batches(inbox_folder())) >= max_waiting:
                 report_progress(state="waiting for the worker", rate=_rate(report, embedding_seconds))
                 time.sleep(poll)
