@@ -11,8 +11,13 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from webapp.corpus import engines
-from webapp.corpus.models import Article, IndexJob, IndexJobEvent, PubmedFile
-from webapp.corpus.services.background_embedding import EmbeddingProgress, last_progress
+from webapp.corpus.models import IndexJob, IndexJobEvent, PubmedFile
+from webapp.corpus.services.background_embedding import (
+    EmbeddingProgress,
+    SemanticCoverage,
+    last_progress,
+    semantic_coverage,
+)
 from webapp.corpus.services.generations import active_generation, generation_names
 
 logger = logging.getLogger(__name__)
@@ -23,30 +28,6 @@ FAILED_FILES = 50
 # The background embedder reports after every batch (seconds apart) and every poll when idle: a report older than
 # this means it is not running.
 EMBEDDER_REPORT_STALE_SECONDS = 300
-
-
-@dataclass(frozen=True)
-class SemanticCoverage:
-    """How much of the corpus the dense (semantic) leg of search can find: the articles already in the vector index.
-
-    The lexical leg covers every stored article at once; while the rest is being embedded, hybrid search fuses the
-    lexical ranking with a dense ranking over this share only.
-    """
-
-    articles: int
-    embedded: int
-
-    @property
-    def share(self) -> float:
-        return self.embedded / self.articles if self.articles else 1.0
-
-    @property
-    def complete(self) -> bool:
-        return self.embedded >= self.articles
-
-
-def semantic_coverage() -> SemanticCoverage:
-    return SemanticCoverage(articles=Article.objects.count(), embedded=Article.objects.filter(embedded=True).count())
 
 
 def index_job_get(*, job_id: int) -> IndexJob:

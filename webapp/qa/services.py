@@ -24,7 +24,7 @@ from indexer.hybrid import HybridSettings, hybrid_search
 from verifier.verify import CitedAbstract
 from webapp.corpus import engines
 from webapp.corpus.models import Article
-from webapp.corpus.selectors import semantic_coverage
+from webapp.corpus.services.background_embedding import semantic_coverage
 from webapp.qa.consensus import question_consensus_or_none
 from webapp.qa.context import generation_context
 from webapp.qa.llm import llm_for, token_counter_for

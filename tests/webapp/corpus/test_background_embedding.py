@@ -21,7 +21,6 @@ from indexer.ingest import IngestReport
 from indexer.registry import build_vector_index
 from webapp.corpus import engines
 from webapp.corpus.models import Article, IndexJob, PubmedFile
-from webapp.corpus.selectors import semantic_coverage
 from webapp.corpus.services.background_embedding import (
     apply_waiting_batches,
     chunker_for,
@@ -29,6 +28,7 @@ from webapp.corpus.services.background_embedding import (
     inbox_folder,
     last_progress,
     report_progress,
+    semantic_coverage,
 )
 from webapp.corpus.services.generations import active_generation
 from webapp.corpus.services.indexing import pubmed_file_background_wait

@@ -119,17 +119,36 @@ class EmbeddingProgress:
         return None if eta is None else max(round(eta / 60), 1 if eta else 0)
 
 
-def current_counts() -> tuple[int, int]:
-    """(stored articles, articles in the vector index)."""
-    return Article.objects.count(), Article.objects.filter(embedded=True).count()
+@dataclass(frozen=True)
+class SemanticCoverage:
+    """How much of the corpus the dense (semantic) leg of search can find: the articles already in the vector index.
+
+    The lexical leg covers every stored article at once; while the rest is being embedded, hybrid search fuses the
+    lexical ranking with a dense ranking over this share only.
+    """
+
+    articles: int
+    embedded: int
+
+    @property
+    def share(self) -> float:
+        return self.embedded / self.articles if self.articles else 1.0
+
+    @property
+    def complete(self) -> bool:
+        return self.embedded >= self.articles
+
+
+def semantic_coverage() -> SemanticCoverage:
+    return SemanticCoverage(articles=Article.objects.count(), embedded=Article.objects.filter(embedded=True).count())
 
 
 def report_progress(*, state: str, rate: float | None) -> EmbeddingProgress:
-    articles, embedded = current_counts()
+    coverage = semantic_coverage()
     progress = EmbeddingProgress(
         state=state,
-        articles=articles,
-        embedded=embedded,
+        articles=coverage.articles,
+        embedded=coverage.embedded,
         waiting=len(waiting_articles(inbox_folder())),
         rate=rate,
         updated_at=time.time(),

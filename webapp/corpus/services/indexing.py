@@ -146,7 +146,7 @@ def pubmed_file_background_wait(*, file_id: int) -> int:
     if not settings.VERIMED_BACKGROUND_EMBEDDING:
         return 0
     pubmed_file = PubmedFile.objects.get(pk=file_id)
-    if _reached(pubmed_file, PubmedFile.Status.INDEXED) or pubmed_file.status != PubmedFile.Status.STORED:
+    if pubmed_file.status != PubmedFile.Status.STORED:  # not stored yet, or indexed, failed or cancelled
         return 0
     if pubmed_file.job_id and IndexJob.objects.filter(pk=pubmed_file.job_id, cancel_requested=True).exists():
         return 0  # the step itself marks the file cancelled

@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from webapp.corpus.selectors import semantic_coverage
+from webapp.corpus.services.background_embedding import semantic_coverage
 from webapp.ops.stack import Stack, services
 
 NAMES = ["embedder", "web", "worker", "llm"]
