@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 Message = dict[str, str]
 # The two servers name a few sampling options and their tokenizer endpoint differently; "fake" is no server at all.
@@ -41,7 +41,14 @@ class ChatModel(Protocol):
     def complete_chat(self, messages: list[Message], *, max_tokens: int, temperature: float = 0.0) -> str: ...
 
 
-class LLM(ChatModel, Protocol):
+class JsonChatModel(ChatModel, Protocol):
+    """A model whose reply can be held to a JSON schema by the server's constrained decoding (claim extraction)."""
+
+    def complete_json(self, messages: list[Message], *, schema: dict[str, Any], max_tokens: int) -> str:
+        """The whole reply, greedy; it follows `schema` unless `max_tokens` cut it short (then it is not JSON)."""
+
+
+class LLM(JsonChatModel, Protocol):
     """A model that writes answers: streamed chat for instruct models, a streamed plain completion for VerifAI's."""
 
     def stream_chat(self, messages: list[Message], options: SamplingOptions) -> Iterator[str]:

@@ -3,16 +3,20 @@
 It does what the prompts ask, by word overlap instead of a model. Asked a question over abstracts (either prompt
 style), it answers with the sentence of each abstract that shares most words with the question, each ending with
 (PUBMED:<pmid>), or says the abstracts do not answer when none shares a word. Asked to judge a claim (the LLM judge's
-prompt), it replies with `overlap_label`. Text streams a word at a time, at most `max_tokens` pieces, and is the same
-on every call. Its token counter counts words and punctuation marks.
+prompt), it replies with `overlap_label`. Asked to rewrite a follow-up (generator/follow_up.py), it replies with the
+follow-up and, in brackets, the thread's last earlier question. Asked for an answer's claims as JSON (the deep
+check's extraction), it splits compound sentences (generator/fake_claims.py). Text streams a word at a time, at most
+`max_tokens` pieces, and is the same on every call. Its token counter counts words and punctuation marks.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from generator.base import LLMSettings, Message, SamplingOptions
+from generator.fake_claims import claims_reply
 from indexer.sentences import sentence_texts
 from indexer.stopwords import query_terms
 
@@ -30,6 +34,8 @@ _ABSTRACT = re.compile(
 )
 _QUESTION = re.compile(r"^(?:Question|Instruction): (?P<question>.*)$", re.M)
 _JUDGE = re.compile(r"Claim: (?P<claim>.*)\nEvidence: (?P<evidence>.*)\nAnswer:", re.S)
+_FOLLOW_UP = re.compile(r"^Follow-up question: (?P<follow_up>.*)\nStandalone question:$", re.M)
+_EARLIER_QUESTION = re.compile(r"^Earlier question: (?P<question>.*)$", re.M)
 _WORD = re.compile(r"[^\W_]+")
 _PIECE = re.compile(r"\S+\s*")
 _TOKEN = re.compile(r"[^\W_]+|[^\w\s]")
@@ -72,6 +78,14 @@ def answer_from_prompt(prompt: str) -> str:
     return " ".join(sentences) or REFUSAL
 
 
+def rewritten_follow_up(prompt: str, follow_up: str) -> str:
+    """The follow-up with the thread's last earlier question in brackets: "Is it safe (Does X work)?"."""
+    earlier = _EARLIER_QUESTION.findall(prompt)
+    if not earlier:
+        return follow_up
+    return f"{follow_up.rstrip(' ?.')} ({earlier[-1].rstrip(' ?.')})?"
+
+
 def _pieces(text: str, limit: int) -> list[str]:
     return _PIECE.findall(text)[: max(limit, 0)]
 
@@ -98,10 +112,17 @@ class FakeLLM:
     def complete_chat(self, messages: list[Message], *, max_tokens: int, temperature: float = 0.0) -> str:
         return "".join(_pieces(self._reply(_last_user_turn(messages)), max_tokens)).strip()
 
+    def complete_json(self, messages: list[Message], *, schema: dict[str, Any], max_tokens: int) -> str:
+        # Cut at `max_tokens` pieces like any reply, so a small budget gives the truncated JSON a real server would.
+        return "".join(_pieces(claims_reply(_last_user_turn(messages)), max_tokens)).strip()
+
     def _reply(self, prompt: str) -> str:
         judged = _JUDGE.search(prompt)
         if judged:
             return overlap_label(judged.group("claim"), judged.group("evidence"))[0]
+        follow_up = _FOLLOW_UP.search(prompt)
+        if follow_up:
+            return rewritten_follow_up(prompt, follow_up.group("follow_up"))
         return answer_from_prompt(prompt)
 
 

@@ -83,6 +83,26 @@ class OpenAICompatibleLLM:
             )
         return response.choices[0].message.content or ""
 
+    def complete_json(self, messages: list[Message], *, schema: dict[str, Any], max_tokens: int) -> str:
+        """A reply held to `schema`: llama.cpp's server turns the schema into a grammar (`json_object` with a
+        `schema`), vLLM takes OpenAI's `json_schema` response format; both decode only tokens the schema allows."""
+        if self.settings.server_kind == "vllm":
+            response_format: dict[str, Any] = {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": schema, "strict": True},
+            }
+        else:
+            response_format = {"type": "json_object", "schema": schema}
+        with translated_errors(self.settings.base_url):
+            response = self._client.chat.completions.create(
+                model=self.settings.model,
+                messages=messages,  # type: ignore[arg-type]
+                max_tokens=max_tokens,
+                temperature=0.0,
+                extra_body={"response_format": response_format},
+            )
+        return response.choices[0].message.content or ""
+
 
 class ServerTokenCounter:
     """Counts tokens with the serving model's own tokenizer, through the server's tokenize endpoint.

@@ -146,3 +146,54 @@ JUDGE_EXAMPLES: tuple[tuple[str, str, str], ...] = (
 )
 
 JUDGE_USER = "Claim: {claim}\nEvidence: {evidence}\nAnswer:"
+
+# Rewriting a follow-up as a standalone question (generator/follow_up.py): retrieval reads only the question it is
+# given, so "Is it safe in children?" must name what "it" is. The worked example, a previous turn as for answers,
+# shows the one-line reply small models otherwise pad with a preamble or an answer.
+FOLLOW_UP_SYSTEM = """\
+You rewrite a follow-up question from a conversation about the biomedical literature as one standalone question \
+that a literature search can answer without the conversation. Keep the follow-up's meaning, and name what its words \
+like "it", "they", "this drug" or "the same" refer to. Do not answer the question. Reply with the standalone \
+question only, on one line."""
+FOLLOW_UP_TURN = "Earlier question: {question}\nAnswer: {answer}"
+FOLLOW_UP_USER = """\
+Conversation:
+{thread}
+
+Follow-up question: {follow_up}
+Standalone question:"""
+FOLLOW_UP_EXAMPLE_THREAD = FOLLOW_UP_TURN.format(
+    question="Does metformin lower HbA1c in type 2 diabetes?",
+    answer="Metformin lowered HbA1c by 1.2 percentage points more than placebo in adults with type 2 diabetes.",
+)
+FOLLOW_UP_EXAMPLE_QUESTION = "Is it safe in kidney disease?"
+FOLLOW_UP_EXAMPLE_REWRITE = "Is metformin safe in patients with type 2 diabetes and chronic kidney disease?"
+
+# Claim extraction for the deep check (verifier/claim_extraction.py): every cited sentence of an answer rewritten as
+# self-contained atomic claims, in one call whose reply the server holds to a JSON schema. The worked example, a
+# previous turn as for answers, shows a compound sentence split in two and a pronoun resolved from the sentence before.
+CLAIMS_SYSTEM = """\
+You split the sentences of an answer about the biomedical literature into atomic claims, so that each claim can be \
+checked against a scientific abstract on its own. For each sentence you are asked about, write one claim per finding \
+it states: a short, complete sentence that names its subject (replace words like "it", "they", "this drug" or "the \
+same" with what they refer to, from the question and the sentences before it), keeps the sentence's numbers, \
+population and hedges, and adds nothing the sentence does not say. A sentence that states one finding gives one \
+claim. Reply with JSON only."""
+CLAIMS_QUESTION = "Question: {question}\n"
+CLAIMS_SENTENCE = "[{number}] {text}"
+CLAIMS_USER = """\
+{question}Answer:
+{sentences}
+
+Split sentences {numbers} into claims. JSON: {{"sentences": [{{"sentence": <number>, "claims": ["<claim>", ...]}}]}}"""
+CLAIMS_EXAMPLE_QUESTION = "Does metformin lower HbA1c in type 2 diabetes?"
+CLAIMS_EXAMPLE_SENTENCES = (
+    "Metformin lowered HbA1c by 1.2 percentage points more than placebo in adults with type 2 diabetes, and it "
+    "reduced body weight.",
+    "Added to insulin, it also reduced the daily insulin dose by 20%.",
+)
+CLAIMS_EXAMPLE_REPLY = (
+    '{"sentences": [{"sentence": 1, "claims": ["Metformin lowered HbA1c by 1.2 percentage points more than placebo '
+    'in adults with type 2 diabetes.", "Metformin reduced body weight in adults with type 2 diabetes."]}, '
+    '{"sentence": 2, "claims": ["Metformin added to insulin reduced the daily insulin dose by 20%."]}]}'
+)

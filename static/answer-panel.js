@@ -117,6 +117,7 @@
     const key = JSON.stringify([openIndex, sentence, data.retrieved.length]);
     if (key === shown) return true;
     shown = key;
+    panel.dataset.index = String(openIndex); // which sentence, for deep-check.js
     heading.textContent = "Sentence " + (openIndex + 1);
     textEl.textContent = sentence.display_text;
     verdictEl.replaceChildren("Overall: ", verdictBadge(sentence.verdict, sentence.confidence));

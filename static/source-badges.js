@@ -63,8 +63,11 @@
     });
   }
 
+  // A follow-up's sources include those its thread's earlier answers cited (`thread_sources`).
   const sourcesByPmid = (data) =>
-    new Map(data.retrieved.filter((doc) => doc.source).map((doc) => [doc.pmid, doc.source]));
+    new Map(
+      data.retrieved.concat(data.thread_sources || []).filter((doc) => doc.source).map((doc) => [doc.pmid, doc.source])
+    );
 
   function showRetractionWarning(data) {
     const warning = document.getElementById("retraction-warning");

@@ -108,7 +108,9 @@
   function renderSources(data) {
     sourcesEl.replaceChildren();
     const cited = new Set(data.sentences.flatMap((sentence) => sentence.citations));
-    data.retrieved.forEach((doc) => {
+    // After the question's own hits, a follow-up's sources from the answers earlier in its thread.
+    const earlier = new Set((data.thread_sources || []).map((doc) => doc.pmid));
+    data.retrieved.concat(data.thread_sources || []).forEach((doc) => {
       if (!doc.source) return;
       const item = el("li", "source");
       const open = el("button", "link-button", doc.source.title || sourceLabel(doc.pmid));
@@ -116,6 +118,7 @@
       open.addEventListener("click", () => openAbstract(doc.pmid, []));
       item.append(open);
       if (cited.has(doc.pmid)) item.append(" ", el("span", "cited-badge", "cited"));
+      if (earlier.has(doc.pmid)) item.append(" ", el("span", "earlier-badge", "earlier in this thread"));
       window.VeriMedBadges.badges(doc.source).forEach((badge) => item.append(" ", badge));
       const authors = authorLine(doc.source.authors);
       if (authors) item.append(el("span", "source-line source-authors", authors));

@@ -62,6 +62,8 @@ INSTALLED_APPS = [
     "webapp.corpus",
     "webapp.qa",
     "webapp.review",
+    "webapp.watch",
+    "webapp.deepcheck",
     "webapp.ops",
     "webapp.api",
 ]
@@ -94,6 +96,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "webapp.accounts.context.navigation",
+                "webapp.watch.context.notifications",
             ],
         },
     },
@@ -221,6 +224,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "QuestionStatusEnum": "webapp.qa.models.Question.Status",
         "FlagStatusEnum": "webapp.review.models.Flag.Status",
+        # A source's status, and a re-check's change of a cited paper's status (before and after).
+        "RetractionStatusEnum": "webapp.corpus.models.Article.Retraction",
     },
 }
 
@@ -273,7 +278,10 @@ CELERY_TASK_ROUTES = {
     "corpus.index_rebuild": {"queue": "embed"},
     "qa.question_retrieve": {"queue": "llm"},
     "qa.question_generate": {"queue": "llm"},
+    "qa.follow_up_rewrite": {"queue": "llm"},  # a few seconds of the same model server
     "qa.question_verify": {"queue": "verify"},
+    "watch.question_recheck": {"queue": "verify"},  # mostly verifier work; its search is a ~100 ms step
+    "deepcheck.run": {"queue": "llm"},  # mostly the model's claim extraction, on the server answers are written with
 }
 # Read by `celery beat` only: docker-compose.yml runs one; the embedded profile runs none (sync from /index/jobs/new).
 CELERY_TIMEZONE = "UTC"

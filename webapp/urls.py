@@ -20,5 +20,7 @@ urlpatterns = [
     path("api/", include("webapp.api.urls")),
     path("review/", include("webapp.review.urls")),
     path("index/", include("webapp.corpus.urls")),
+    path("", include("webapp.watch.urls")),
+    path("", include("webapp.deepcheck.urls")),
     path("", include("webapp.qa.urls")),
 ]

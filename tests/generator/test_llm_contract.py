@@ -3,6 +3,7 @@ client against the real llama.cpp server, and the fake. Same assertions, differe
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -14,6 +15,7 @@ from generator.registry import build_llm, build_token_counter
 from indexer.adapter_registry import UnknownAdapterError
 from tests.generator.everolimus import ABSTRACTS, GIVEN, QUESTION
 from tests.support import TEST_LLM_MODEL
+from verifier.claim_extraction import SentenceToSplit, claims_schema, extraction_messages
 
 # Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
 pytestmark = pytest.mark.model
@@ -82,6 +84,17 @@ def test_complete_chat_honours_a_system_prompt_and_max_tokens(llm: LLM) -> None:
 
     assert reply.strip()
     assert len(reply.split()) <= 3
+
+
+def test_complete_json_follows_the_schema_it_is_given(llm: LLM) -> None:
+    """The deep check's claim extraction (verifier/claim_extraction.py): one sentence split, held to its schema."""
+    sentence = SentenceToSplit(0, "Everolimus binds FKBP12, and it inhibits mTORC1.", cited=True)
+    reply = llm.complete_json(extraction_messages(QUESTION, [sentence]), schema=claims_schema([1]), max_tokens=120)
+
+    entries = json.loads(reply)["sentences"]
+    assert [entry["sentence"] for entry in entries] == [1]
+    assert 1 <= len(entries[0]["claims"]) <= 4
+    assert all(isinstance(claim, str) and claim.strip() for claim in entries[0]["claims"])
 
 
 def test_a_closed_stream_leaves_the_model_ready_for_the_next_request(llm: LLM) -> None:

@@ -6,15 +6,25 @@
   paper, and NO_REFERENCE.
 - `unclear_sentence`: an Unclear sentence to add to either.
 - `article_retracted`: marks a stored article retracted, as ingestion resolves a retraction notice about it.
+- `answer_awaiting_verification`: a question retrieved and answered, waiting for the verify stage (watched answers).
+- `recheck_stored`, `notification_stored`: a watched answer's re-check and the notification it raised.
+- `follow_up_of`, `follow_up_draft`: a follow-up question in its parent's thread, and a follow-up being rewritten.
+- `deep_check_stored`: a finished deep check of an answer, its claims as the deep check stores them (one hostile).
 """
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib.auth.models import User
+from django.utils import timezone
 
 from indexer.sentences import split_sentences
 from webapp.corpus.models import Article
-from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
+from webapp.deepcheck.models import DeepCheck
+from webapp.qa.models import AnswerSentence, CitationVerdict, FollowUpDraft, Question, RetrievedDocument
+from webapp.qa.services import question_create
+from webapp.watch.models import Notification, Recheck
 
 HOSTILE_TITLE = "<script>alert('x')</script> {Unbalanced & 50% of cases_x"
 EXPORT_ABSTRACT_A = "We followed 5,000 patients. No lactic acidosis occurred. HbA1c fell by 1.1 points."
@@ -192,3 +202,159 @@ def answer_with_three_verdicts(*, user: User | None, text: str = "Is metformin s
     )
     CitationVerdict.objects.create(sentence=third, position=0, pmid="999", label="NO_REFERENCE")
     return question
+
+
+def answer_awaiting_verification(*, user: User | None, text: str, answer: str, retrieved: list[str]) -> Question:
+    """A question as the retrieve and generate stages leave it, waiting for the verify stage: asked through
+    `question_create` (so it stores the settings of the moment), `retrieved` (stored articles) ranked in order and
+    all given to the model, `answer` written."""
+    question = question_create(text=text, user=user, enqueue=False)
+    RetrievedDocument.objects.bulk_create(
+        RetrievedDocument(question=question, rank=rank, pmid=pmid, score=1 / rank, lexical_score=1, semantic_score=0)
+        for rank, pmid in enumerate(retrieved, start=1)
+    )
+    Question.objects.filter(pk=question.pk).update(
+        answer_text=answer, answer_raw=answer, context={"given": retrieved}, status=Question.Status.GENERATING
+    )
+    return Question.objects.get(pk=question.pk)
+
+
+# A re-check's changes as the re-check stores them (webapp/watch/changes.py), with a hostile title and sentence.
+RECHECK_CHANGES = [
+    {
+        "kind": "retraction",
+        "pmid": "10000001",
+        "title": HOSTILE_TITLE,
+        "before": "none",
+        "after": "retracted",
+        "notices": [{"ref_type": "RetractionIn", "pmid": "90000101", "source": "Retracted: a paper. J Test. 2023."}],
+    },
+    {
+        "kind": "verdict",
+        "sentence": 1,
+        "sentence_text": "Everolimus inhibits <b>mTORC1</b>.",
+        "pmid": "10000002",
+        "before": "NO_EVIDENCE",
+        "after": "CONTRADICT",
+    },
+    {
+        "kind": "contradiction",
+        "pmid": "10000003",
+        "title": "Metformin and lactate.",
+        "sentence": 0,
+        "sentence_text": "Metformin did not cause lactic acidosis.",
+        "confidence": 0.91,
+    },
+]
+
+
+def recheck_stored(
+    *,
+    question: Question,
+    changes: list[dict[str, object]] | None = None,
+    summary: str = "PMID 10000001 retracted; 1 verdict changed; 1 new contradicting abstract.",
+    trigger: str = Recheck.Trigger.SYNC,
+    key: str = "job-1",
+    at: datetime | None = None,
+) -> Recheck:
+    """A re-check of `question` as the re-check service stores it; RECHECK_CHANGES unless other changes are given."""
+    return Recheck.objects.create(
+        question=question,
+        key=key,
+        trigger=trigger,
+        at=at or timezone.now(),
+        changes=RECHECK_CHANGES if changes is None else changes,
+        summary=summary if changes is None or changes else "Nothing changed.",
+    )
+
+
+def notification_stored(*, user: User, recheck: Recheck) -> Notification:
+    return Notification.objects.create(user=user, question=recheck.question, recheck=recheck)
+
+
+def follow_up_of(
+    *, parent: Question, text: str, status: str = Question.Status.DONE, answer_text: str = "", **fields: object
+) -> Question:
+    """A follow-up of `parent`, asked by its owner, in its thread, as `question_create` stores one."""
+    return Question.objects.create(
+        text=text,
+        user=parent.user,
+        status=status,
+        answer_text=answer_text,
+        parent=parent,
+        thread_id=parent.thread_id or parent.pk,
+        settings=parent.settings,
+        **fields,
+    )
+
+
+def follow_up_draft(
+    *,
+    parent: Question,
+    text: str = "Is it safe in children?",
+    status: str = FollowUpDraft.Status.REWRITING,
+    proposal: str = "",
+    note: str = "",
+) -> FollowUpDraft:
+    """A follow-up of `parent`'s owner on its way to being asked; its proposal defaults to the fallback's form."""
+    assert parent.user is not None
+    return FollowUpDraft.objects.create(
+        parent=parent,
+        user=parent.user,
+        text=text,
+        proposal=proposal or f"{text} (following: {parent.text})",
+        status=status,
+        note=note,
+    )
+
+
+# Model output is untrusted: the second claim carries markup that every page and export must show as text.
+HOSTILE_CLAIM = "Everolimus <b onmouseover=\"alert('claim')\">activates</b> mTORC1 _everywhere_."
+
+
+def deep_check_stored(*, question: Question, status: str = DeepCheck.Status.DONE) -> DeepCheck:
+    """A deep check of `answer_with_three_verdicts`'s first two sentences as the service stores it: sentence 0 one
+    claim, SUPPORT by the cited 111; sentence 1 split in two, the second claim (hostile text) contradicted by 222, the
+    first supported only by a paper the sentence does not cite (333)."""
+    evidence = {"confidence": 0.9, "leaning": None, "evidence_spans": [[0, 10]], "evidence_text": ["Metformin"]}
+    tree = {
+        "sentences": [
+            {
+                "position": 0, "text": "Metformin did not cause lactic acidosis.", "citations": ["111"],
+                "verdict": "SUPPORT", "from_model": True, "note": "",
+                "claims": [{"text": "Metformin did not cause lactic acidosis.", "verdict": "SUPPORT", "confidence": 0.9,
+                            "requeried": False,
+                            "evidence": [{"pmid": "111", "title": "Metformin safety", "cited": True,
+                                          "label": "SUPPORT", **evidence}]}],
+            },
+            {
+                "position": 1, "text": "Everolimus activates mTORC1.", "citations": ["111", "222"],
+                "verdict": "CONTRADICT", "from_model": True, "note": "",
+                "claims": [
+                    {"text": "Everolimus binds FKBP12.", "verdict": "SUPPORT_ELSEWHERE", "confidence": 0.8,
+                     "requeried": True,
+                     "evidence": [{"pmid": "111", "title": "", "cited": True, "label": "NO_EVIDENCE", **evidence},
+                                  {"pmid": "333", "title": "FKBP12", "cited": False, "label": "SUPPORT", **evidence}]},
+                    {"text": HOSTILE_CLAIM, "verdict": "CONTRADICT", "confidence": 0.88, "requeried": False,
+                     "evidence": [{"pmid": "222", "title": "Everolimus and mTORC1", "cited": True,
+                                   "label": "CONTRADICT", **evidence}]},
+                ],
+            },
+            {"position": 2, "text": "It cures everything.", "citations": ["999"], "verdict": "NO_REFERENCE",
+             "from_model": False, "note": "the reply has no claims for this sentence",
+             "claims": [{"text": "It cures everything.", "verdict": "NO_REFERENCE", "confidence": None,
+                         "requeried": True, "evidence": []}]},
+        ],
+        "extraction_raw": "{}",
+        "max_tokens": 354,
+        "extractor": "qwen-test",
+        "timings_ms": {"extraction": 1200.0, "judging": 80.0, "requery": 300.0},
+    }  # fmt: skip
+    return DeepCheck.objects.create(
+        question=question,
+        status=status,
+        stage="done",
+        progress=100,
+        tree=tree,
+        models_used={"extractor": "qwen-test", "verifier": "cross-encoder-test", "evidence": "tagger-test"},
+    )

@@ -18,7 +18,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from tests.webapp.factories import answer_with_three_verdicts
+from tests.webapp.factories import answer_with_three_verdicts, follow_up_draft
 from webapp.accounts.roles import ADMIN, RESEARCHER, REVIEWER, user_assign_role
 from webapp.corpus.models import IndexJob
 from webapp.qa.sharing import question_share
@@ -77,6 +77,23 @@ EXPECTED: Final[dict[str, list[Case]]] = {
         _post(401, 200, 403, 200),
         _post(401, 404, 403, 200, variant="other"),
     ],
+    # Only the person who asked watches; a reviewer or admin who may read it is told why not (403).
+    "api/v1/questions/<int:question_id>/watch": [
+        _post(401, 200, 403, 403),
+        _post(401, 404, 403, 403, variant="other"),
+    ],
+    # The deep check: whoever may read the question runs (202) and stops it; the reads come first, before any ran.
+    "api/v1/questions/<int:question_id>/deep-check": [
+        _get(401, 404, 404, 404),
+        _post(401, 202, 202, 202),
+        _post(401, 404, 202, 202, variant="other"),
+    ],
+    "api/v1/questions/<int:question_id>/deep-check/stop": [
+        _post(401, 200, 200, 200),
+        _post(401, 404, 200, 200, variant="other"),
+    ],
+    "api/v1/notifications": [API_READ],  # each caller's own
+    "api/v1/notifications/read": [_post(401, 200, 200, 200)],
     "api/v1/articles/<str:pmid>": [API_READ],
     "api/v1/flags": [API_READ, _post(401, 400, 400, 400)],
     "api/v1/flags/<int:flag_id>": [API_READ, _get(401, 404, 200, 200, variant="other")],
@@ -106,6 +123,44 @@ EXPECTED: Final[dict[str, list[Case]]] = {
     "questions/<int:question_id>/cancel": [_post(LOGIN, 302, 404, 302), _post(LOGIN, 404, 404, 302, variant="other")],
     "articles/<str:pmid>.json": [RESEARCHER_JSON],
     "history/": [RESEARCHER_PAGE],
+    # Follow-ups: only the person who asked, on their answered question (an empty follow-up or question is 400).
+    "questions/<int:question_id>/follow-up": [
+        _post(LOGIN, 400, 404, 404),
+        _post(LOGIN, 404, 404, 404, variant="other"),
+    ],
+    "questions/<int:question_id>/follow-ups/<int:draft_id>.json": [
+        _get(401, 200, 404, 404),
+        _get(401, 404, 404, 404, variant="other"),
+    ],
+    "questions/<int:question_id>/follow-ups/<int:draft_id>/ask": [
+        _post(LOGIN, 400, 404, 404),
+        _post(LOGIN, 404, 404, 404, variant="other"),
+    ],
+    # Watched answers: only the owner watches, re-checks or regenerates; notifications are each person's own.
+    "questions/<int:question_id>/watch": OWNER_ONLY_POSTS,
+    "questions/<int:question_id>/unwatch": OWNER_ONLY_POSTS,
+    "questions/<int:question_id>/recheck": OWNER_ONLY_POSTS,
+    "questions/<int:question_id>/regenerate": OWNER_ONLY_POSTS,
+    # The deep check: whoever may read the question runs and stops it; only reviewers and admins flag its claims
+    # (an empty body is 400).
+    "questions/<int:question_id>/deep-check": [
+        _post(LOGIN, 302, 302, 302),
+        _post(LOGIN, 404, 302, 302, variant="other"),
+    ],
+    "questions/<int:question_id>/deep-check/stop": [
+        _post(LOGIN, 302, 302, 302),
+        _post(LOGIN, 404, 302, 302, variant="other"),
+    ],
+    "questions/<int:question_id>/deep-check.json": [
+        _get(401, 200, 200, 200),
+        _get(401, 404, 200, 200, variant="other"),
+    ],
+    "questions/<int:question_id>/deep-check/flags": [
+        _post(LOGIN, 403, 400, 400),
+        _post(LOGIN, 404, 400, 400, variant="other"),
+    ],
+    "notifications/": [RESEARCHER_PAGE],
+    "notifications/read": [_post(LOGIN, 302, 302, 302)],
     "questions/<int:question_id>/share": OWNER_ONLY_POSTS,
     "questions/<int:question_id>/unshare": OWNER_ONLY_POSTS,
     "questions/<int:question_id>/export.md": [OWN_QUESTION, OTHERS_QUESTION],
@@ -161,10 +216,16 @@ def rows(role_users: dict[str, User]) -> Rows:
     job = IndexJob.objects.create(kind=IndexJob.Kind.FILES, status=IndexJob.Status.RUNNING)
     token = question_share(question_id=theirs.pk).share_token or ""
     common = {"pmid": "111", "job_id": str(job.pk), "token": token}
+    own_draft, their_draft = follow_up_draft(parent=own), follow_up_draft(parent=theirs)
     return Rows(
         params={
-            "own": {**common, "question_id": str(own.pk), "flag_id": str(own_flag.pk)},
-            "other": {**common, "question_id": str(theirs.pk), "flag_id": str(their_flag.pk)},
+            "own": {**common, "question_id": str(own.pk), "flag_id": str(own_flag.pk), "draft_id": str(own_draft.pk)},
+            "other": {
+                **common,
+                "question_id": str(theirs.pk),
+                "flag_id": str(their_flag.pk),
+                "draft_id": str(their_draft.pk),
+            },
         }
     )
 

@@ -14,11 +14,13 @@ from rest_framework.settings import api_settings
 from indexer.hybrid import Fusion, HybridSettings, Mode
 from indexer.records import CORRECTION_REF_TYPES
 from verifier.consensus import CONSENSUS_ABSTRACTS, CONSENSUS_LABELS
+from webapp.api.watch_serializers import RecheckSerializer
 from webapp.corpus.models import Article
 from webapp.corpus.study_design import DESIGNS
 from webapp.qa.models import Question
 from webapp.qa.pipeline import RetrievalFilters
 from webapp.review.models import Flag
+from webapp.watch.selectors import RECHECKS_LISTED
 
 # The API offers a narrower range than the pipeline accepts: enough to compare runs, never a huge prompt.
 API_TOP_K = (5, 20)
@@ -87,6 +89,14 @@ class QuestionCreateSerializer(serializers.Serializer):
     )
     include_retracted = serializers.BooleanField(**_documented(RetrievalFilters, "include_retracted"))
     prefer_stronger_designs = serializers.BooleanField(**_documented(RetrievalFilters, "prefer_stronger_designs"))
+    parent = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="Ask it as a follow-up of this question: one of your own, answered (status done). It joins that "
+        "question's thread, searches with its search settings unless others are given, and is given the abstracts "
+        "the thread's earlier answers cited besides its own. The API asks `question` as written: write it as a "
+        "standalone question (the site's page proposes a rewrite of a follow-up; the API does not).",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """Adds `retrieval` and `filters` (None where nothing was given, so the site's defaults apply)."""
@@ -121,14 +131,23 @@ class QuestionListQuerySerializer(serializers.Serializer):
     search = serializers.CharField(required=False, help_text="Words in the question or its answer.")
 
 
+_PARENT_HELP = "The question this one follows up; null for a question that follows none."
+_THREAD_HELP = (
+    "The id of its thread's first question, for a follow-up; null for a question that follows none (a first question "
+    "included: its follow-ups name it here)."
+)
+
+
 class QuestionSummarySerializer(serializers.ModelSerializer):
     question = serializers.CharField(source="text")
     asked_by = serializers.CharField(source="user.username", default=None, allow_null=True)
     url = serializers.HyperlinkedIdentityField(view_name="api-question", lookup_url_kwarg="question_id")
+    parent = serializers.IntegerField(source="parent_id", allow_null=True, read_only=True, help_text=_PARENT_HELP)
+    thread = serializers.IntegerField(source="thread_id", allow_null=True, read_only=True, help_text=_THREAD_HELP)
 
     class Meta:
         model = Question
-        fields = ("id", "question", "status", "asked_by", "created_at", "updated_at", "url")
+        fields = ("id", "question", "status", "asked_by", "created_at", "updated_at", "url", "parent", "thread")
 
 
 class CancelledSerializer(serializers.Serializer):
@@ -249,6 +268,11 @@ class RetrievedSerializer(serializers.Serializer):
     source = SourceSerializer(allow_null=True, help_text="None when the article has since left the corpus.")
 
 
+class ThreadSourceSerializer(serializers.Serializer):
+    pmid = serializers.CharField()
+    source = SourceSerializer(help_text="An article that has since left the corpus is not listed.")
+
+
 class ConsensusPmidsSerializer(serializers.Serializer):
     support = serializers.ListField(child=serializers.CharField(), help_text="PMIDs of the abstracts that support it.")
     contradict = serializers.ListField(child=serializers.CharField(), help_text="Those that contradict it.")
@@ -323,6 +347,18 @@ class QuestionDetailSerializer(serializers.Serializer):
     citation_notes = CitationNoteSerializer(many=True)
     sentences = AnswerSentenceSerializer(many=True, help_text="Empty until verification is done.")
     retrieved = RetrievedSerializer(many=True)
+    thread_sources = ThreadSourceSerializer(
+        many=True,
+        help_text="For a follow-up, the abstracts its thread's earlier answers cited that the model was given besides "
+        "`retrieved` (at most a few, after its own hits, never twice); empty for other questions.",
+    )
+    parent = serializers.IntegerField(allow_null=True, help_text=_PARENT_HELP)
+    thread = serializers.IntegerField(allow_null=True, help_text=_THREAD_HELP)
+    thread_questions = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="The ids of every question of its thread, oldest first (its first question, then the follow-ups); "
+        "empty for a question that follows none and has no follow-ups.",
+    )
     consensus = ConsensusSerializer(
         allow_null=True,
         help_text="For a question asked yes or no (by its form: an auxiliary verb first, as BioASQ writes them), how "
@@ -338,6 +374,15 @@ class QuestionDetailSerializer(serializers.Serializer):
     )
     models = serializers.DictField(child=serializers.CharField(), help_text="Model ids used per stage.")
     settings = serializers.DictField(help_text="The pipeline settings this answer is made with.")
+    watched = serializers.BooleanField(
+        help_text="Whether you watch this answer: it is re-checked after each PubMed update and index rebuild "
+        "(`POST` or `DELETE` on `/api/v1/questions/{id}/watch`); only the person who asked may watch it."
+    )
+    rechecks = RecheckSerializer(
+        many=True,
+        help_text=f"Its re-checks, newest first (the newest {RECHECKS_LISTED}): the answer is never rewritten, what "
+        "changed since the previous check is listed here.",
+    )
 
 
 class ArticleSentenceSerializer(serializers.Serializer):

@@ -9,13 +9,26 @@ from __future__ import annotations
 from django.urls import URLPattern, URLResolver, path
 from drf_spectacular.views import SpectacularAPIView
 
-from webapp.api import docs, views
+from webapp.api import deep_check_views, docs, views, watch_views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("v1/auth/token", views.TokenView.as_view(), name="api-token"),
     path("v1/questions", views.QuestionListView.as_view(), name="api-questions"),
     path("v1/questions/<int:question_id>", views.QuestionDetailView.as_view(), name="api-question"),
     path("v1/questions/<int:question_id>/cancel", views.QuestionCancelView.as_view(), name="api-question-cancel"),
+    path("v1/questions/<int:question_id>/watch", watch_views.QuestionWatchView.as_view(), name="api-question-watch"),
+    path(
+        "v1/questions/<int:question_id>/deep-check",
+        deep_check_views.DeepCheckView.as_view(),
+        name="api-question-deep-check",
+    ),
+    path(
+        "v1/questions/<int:question_id>/deep-check/stop",
+        deep_check_views.DeepCheckStopView.as_view(),
+        name="api-question-deep-check-stop",
+    ),
+    path("v1/notifications", watch_views.NotificationListView.as_view(), name="api-notifications"),
+    path("v1/notifications/read", watch_views.NotificationsReadView.as_view(), name="api-notifications-read"),
     path("v1/articles/<str:pmid>", views.ArticleDetailView.as_view(), name="api-article"),
     path("v1/flags", views.FlagListView.as_view(), name="api-flags"),
     path("v1/flags/<int:flag_id>", views.FlagDetailView.as_view(), name="api-flag"),

@@ -29,11 +29,12 @@ from webapp.api import serializers
 from webapp.api.permissions import IsResearcher
 from webapp.corpus.models import Article
 from webapp.qa import selectors, services
-from webapp.qa.access import question_cancellable, question_viewable, questions_visible
+from webapp.qa.access import question_cancellable, question_followable, question_viewable, questions_visible
 from webapp.qa.models import Question
 from webapp.review.models import Flag
 from webapp.review.selectors import flags_visible
 from webapp.review.services import FlagRejectedError, flag_create
+from webapp.watch.selectors import question_watch_payload
 
 _MISSING_QUESTION = OpenApiResponse(
     serializers.DetailSerializer, description="No such question, or not one you may see."
@@ -97,6 +98,16 @@ class TokenView(ObtainAuthToken):
         return Response({"token": token.key})
 
 
+def _followable_parent(user: AnyUser, question_id: int | None) -> Question | None:
+    """The question a follow-up is asked after: the caller's own, answered; None when no parent was named."""
+    if question_id is None:
+        return None
+    parent = Question.objects.filter(pk=question_id).first()
+    if parent is None or not question_followable(user=user, question=parent):
+        raise ValidationError({"parent": ["No such question of yours with an answer (status done) to follow up."]})
+    return parent
+
+
 # DRF answers 401 when no credentials came (or bad ones), 403 when the caller lacks the role.
 _RESEARCHER = [IsAuthenticated, IsResearcher]
 
@@ -123,7 +134,8 @@ class QuestionListView(GenericAPIView):
 
     @extend_schema(
         summary="Ask a question",
-        description="The question is queued for retrieval, generation and verification; poll `url` for the result.",
+        description="The question is queued for retrieval, generation and verification; poll `url` for the result. "
+        "With `parent`, it is asked as a follow-up in that question's thread.",
         request=serializers.QuestionCreateSerializer,
         responses={
             201: serializers.QuestionCreatedSerializer,
@@ -142,12 +154,14 @@ class QuestionListView(GenericAPIView):
     def post(self, request: Request) -> Response:
         given = serializers.QuestionCreateSerializer(data=request.data)
         given.is_valid(raise_exception=True)
+        parent = _followable_parent(request.user, given.validated_data.get("parent"))
         try:
             question = services.question_create(
                 text=given.validated_data["question"],
                 user=request.user,
                 retrieval=given.validated_data["retrieval"],
                 filters=given.validated_data["filters"],
+                parent=parent,
             )
         except services.QuestionRateLimitedError as exc:
             retry_after = {"Retry-After": str(exc.retry_after_seconds)}
@@ -174,7 +188,9 @@ class QuestionDetailView(APIView):
         responses={200: serializers.QuestionDetailSerializer, 404: _MISSING_QUESTION},
     )
     def get(self, request: Request, question_id: int) -> Response:
-        return Response(selectors.question_payload(_viewable_question(request.user, question_id)))
+        question = _viewable_question(request.user, question_id)
+        watch = question_watch_payload(question=question, user=request.user)
+        return Response({**selectors.question_payload(question), **watch})
 
 
 class QuestionCancelView(APIView):

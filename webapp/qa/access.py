@@ -32,3 +32,8 @@ def questions_visible(*, user: AnyUser) -> QuerySet[Question]:
 def question_shareable(*, user: AnyUser, question: Question) -> bool:
     """Only the person who asked hands out read-only links to their question."""
     return question.user_id is not None and question.user_id == user.pk and user_has_role(user, RESEARCHER)
+
+
+def question_followable(*, user: AnyUser, question: Question) -> bool:
+    """Only the person who asked follows up an answered question: the follow-up joins their thread and is theirs."""
+    return question.status == Question.Status.DONE and question_shareable(user=user, question=question)

@@ -19,6 +19,7 @@ from bibtexparser.model import Entry, Field
 from generator.claims import claims_from_answer
 from webapp.corpus.models import Article
 from webapp.corpus.source_ids import is_pmid, source_label
+from webapp.deepcheck.export import ExportedDeepCheck, deep_check_markdown
 from webapp.qa.consensus_export import ExportedConsensus, consensus_markdown, consensus_pmids, exported_consensus
 from webapp.qa.models import Question
 from webapp.qa.source_notes import RETRACTION_LABELS, notice_sentence, source_design
@@ -91,6 +92,7 @@ class ExportedAnswer:
     verifier: str
     verification_unavailable: str | None = None  # why the verifier could not run; None when it ran
     consensus: ExportedConsensus | None = None  # a yes/no question's, when it was made
+    deep_check: ExportedDeepCheck | None = None  # its finished deep check, if it has one (webapp/deepcheck)
 
 
 def _people(article: Article) -> tuple[Person, ...]:
@@ -286,6 +288,7 @@ def answer_markdown(answer: ExportedAnswer) -> str:
     else:
         lines.append(_md(answer.answer_text) or "*No answer.*")
     lines += consensus_markdown(answer.consensus, escape=_md, label=source_label)
+    lines += deep_check_markdown(answer.deep_check, escape=_md, label=source_label)
     lines += ["", "## References", ""]
     if answer.references:
         lines += [_reference_markdown(reference) for reference in answer.references]

@@ -63,6 +63,24 @@ class Question(models.Model):
     timings_ms = models.JSONField(default=dict)
     # A secret in the URL of a read-only link the owner hands out; None when not shared (revoking clears it).
     share_token = models.CharField(max_length=64, unique=True, null=True, blank=True, default=None)
+    # A follow-up (webapp/qa/follow_ups.py) names the question it follows and its thread's first question. The first
+    # question's own `thread` stays null, so a whole thread is one indexed query: pk = first or thread = first.
+    parent = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="follow_ups",
+        help_text="the question this one follows up",
+    )
+    thread = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="thread_follow_ups",
+        help_text="the thread's first question; null for a question that follows none",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -142,3 +160,33 @@ class CitationVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"PMID {self.pmid}: {self.label}"
+
+
+class FollowUpDraft(models.Model):
+    """A follow-up on its way to becoming a question: what the person typed, the standalone question proposed for
+    it (rewritten off the web process), and the question asked once they confirm it."""
+
+    class Status(models.TextChoices):
+        REWRITING = "rewriting"
+        PROPOSED = "proposed", "Proposed by the model"
+        FALLBACK = "fallback", "Fallback: the rewrite could not be made"
+        ASKED = "asked"
+
+    parent = models.ForeignKey(Question, related_name="follow_up_drafts", on_delete=models.CASCADE)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    text = models.TextField(help_text="the follow-up as typed")
+    proposal = models.TextField(help_text="the standalone question offered for editing; the fallback until rewritten")
+    note = models.TextField(blank=True, help_text="why the rewrite could not be made")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.REWRITING)
+    model = models.CharField(max_length=200, blank=True, help_text="the language model that rewrote it")
+    asked = models.ForeignKey(
+        Question, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="asked from it"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.get_status_display()}: {self.text[:80]}"

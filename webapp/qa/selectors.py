@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.core.cache import cache
@@ -12,10 +12,12 @@ from django.db.models import Prefetch, Q, QuerySet
 
 from indexer.sentences import split_sentences
 from webapp.corpus.models import Article
+from webapp.deepcheck.export import exported_deep_check
 from webapp.qa.exports import ExportedAnswer, exported_answer, exported_cited_pmids
 from webapp.qa.models import AnswerSentence, Question
 from webapp.qa.queue import question_queue_position
 from webapp.qa.source_notes import source_retraction, source_study_design
+from webapp.qa.threads import thread_question_ids
 
 
 def _with_answer() -> QuerySet[Question]:
@@ -61,7 +63,9 @@ def question_payload(question: Question) -> dict[str, Any]:
     retrieved = list(question.retrieved.all())
     sentences = list(question.sentences.all())
     cited = {citation.pmid for sentence in sentences for citation in sentence.citations.all()}
-    articles = Article.objects.in_bulk({doc.pmid for doc in retrieved} | cited, field_name="pmid")
+    # A follow-up is also given what its thread's earlier answers cited (webapp/qa/context.py): given, not retrieved.
+    from_thread = [pmid for pmid in question.given_pmids if pmid not in {doc.pmid for doc in retrieved}]
+    articles = Article.objects.in_bulk({doc.pmid for doc in retrieved} | cited | set(from_thread), field_name="pmid")
     # Split as the verifier split them, so `evidence_sentences` indices pick the sentences it meant.
     abstract_sentences = {
         pmid: [span.text for span in split_sentences(articles[pmid].abstract)] for pmid in cited if pmid in articles
@@ -120,6 +124,12 @@ def question_payload(question: Question) -> dict[str, Any]:
             }
             for doc in retrieved
         ],
+        "thread_sources": [
+            {"pmid": pmid, "source": _source(articles[pmid])} for pmid in from_thread if pmid in articles
+        ],
+        "parent": question.parent_id,
+        "thread": question.thread_id,
+        "thread_questions": thread_question_ids(question=question),
         "consensus": question.consensus,
         "timings_ms": question.timings_ms,
         "semantic_coverage": question.semantic_coverage,
@@ -203,5 +213,6 @@ def question_get_shared(*, token: str) -> Question:
 
 
 def question_export(*, question: Question) -> ExportedAnswer:
-    """The answer and its cited papers, ready for the Markdown, BibTeX and RIS writers."""
-    return exported_answer(question, Article.objects.in_bulk(exported_cited_pmids(question), field_name="pmid"))
+    """The answer and its cited papers, ready for the Markdown, BibTeX and RIS writers; with its deep check, if any."""
+    answer = exported_answer(question, Article.objects.in_bulk(exported_cited_pmids(question), field_name="pmid"))
+    return replace(answer, deep_check=exported_deep_check(question=question))

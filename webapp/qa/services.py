@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from typing import Any
+from typing import Any, TypeVar
 
 from celery import chain, signature
 from celery.canvas import Signature
@@ -13,17 +13,15 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
+from pydantic import BaseModel, ValidationError
 
-from generator.claims import claims_from_answer
 from generator.context_focus import packed_context
 from generator.errors import GenerationError
 from generator.generate import GeneratedAnswer, generate_answer
 from generator.packing import PackedContext
 from generator.prompts import CANNOT_ANSWER
-from indexer.hybrid import HybridSettings, hybrid_search
-from verifier.verify import CitedAbstract
+from indexer.hybrid import HybridSettings
 from webapp.corpus import engines
-from webapp.corpus.models import Article
 from webapp.corpus.services.background_embedding import semantic_coverage
 from webapp.qa.consensus import question_consensus_or_none
 from webapp.qa.context import generation_context
@@ -32,10 +30,12 @@ from webapp.qa.models import AnswerSentence, CitationVerdict, Question, Retrieve
 from webapp.qa.pipeline import PipelineSettings, RetrievalFilters, default_pipeline_settings
 from webapp.qa.queue import questions_unfinished_count
 from webapp.qa.rate_limit import question_ask_again_at
-from webapp.qa.source_screening import screened_hits
-from webapp.qa.verification import answer_verifier
+from webapp.qa.source_screening import sources_search
+from webapp.qa.verification import answer_verifier, question_verification_inputs
 
 logger = logging.getLogger(__name__)
+
+Stored = TypeVar("Stored", bound=BaseModel)
 
 # How often streamed tokens are written to the row the page polls: often enough to look live, rarely enough
 # that SQLite is not written for every token.
@@ -88,6 +88,11 @@ def _rate_check(user: AbstractBaseUser | AnonymousUser | None) -> None:
         )
 
 
+def question_rate_check(*, user: AbstractBaseUser | AnonymousUser | None) -> None:
+    """Raise QuestionRateLimitedError when `user` may not ask now (a follow-up's rewrite checks before model time)."""
+    _rate_check(user)
+
+
 def question_max_chars() -> int:
     """The longest question accepted, in characters; the ask form's text box and the API take it from here."""
     return int(settings.VERIMED_MAX_QUESTION_CHARS)
@@ -110,12 +115,17 @@ def question_create(
     enqueue: bool = True,
     filters: RetrievalFilters | None = None,
     retrieval: HybridSettings | None = None,
+    parent: Question | None = None,
 ) -> Question:
-    """Store a question with the settings it will be answered with; the site's defaults fill what is not given."""
+    """Store a question with the settings it will be answered with; the site's defaults fill what is not given. A
+    follow-up of `parent` joins its thread and searches as `parent` did, unless given other search settings."""
     cleaned = question_validate(text=text)
     _rate_check(user)
     if enqueue:
         _queue_check()
+    if parent is not None:
+        filters = filters or _stored_or_none(RetrievalFilters, parent.settings.get("filters"))
+        retrieval = retrieval or _stored_or_none(HybridSettings, parent.settings.get("retrieval"))
     pipeline = default_pipeline_settings()
     if filters is not None:
         pipeline = pipeline.model_copy(update={"filters": filters})
@@ -125,10 +135,20 @@ def question_create(
         text=cleaned,
         user=user if isinstance(user, User) else None,
         settings=pipeline.model_dump(mode="json"),
+        parent=parent,
+        thread_id=None if parent is None else parent.thread_id or parent.pk,
     )
     if enqueue:
         transaction.on_commit(lambda: question_enqueue(question_id=question.pk))
     return question
+
+
+def _stored_or_none(model: type[Stored], stored: object) -> Stored | None:
+    """Settings stored with an earlier question, or None (the defaults) where the fields have changed since."""
+    try:
+        return model.model_validate(stored) if stored is not None else None
+    except ValidationError:
+        return None
 
 
 # A broker that is down must not hang the request that asked: publishing tries a few times, briefly, then gives up.
@@ -190,15 +210,7 @@ def question_retrieve(*, question_id: int) -> None:
     question = _enter_stage(question_id, Question.Status.RETRIEVING)
     pipeline = _pipeline(question)
     started = time.perf_counter()
-    hits = hybrid_search(
-        question.text,
-        lexical=engines.lexical_index(),
-        vectors=engines.vector_index(),
-        embedder=engines.embedder(),
-        settings=pipeline.retrieval,
-        filters=pipeline.filters.search_filters(),
-    )
-    hits = screened_hits(query=question.text, hits=hits, pipeline=pipeline)  # retracted out, designs ordered
+    hits = sources_search(query=question.text, pipeline=pipeline)  # retracted out, designs ordered
     with transaction.atomic():
         question.retrieved.all().delete()  # a retried task starts this stage over
         RetrievedDocument.objects.bulk_create(
@@ -342,17 +354,8 @@ def question_verify(*, question_id: int) -> None:
     pipeline = _pipeline(question)
     started = time.perf_counter()
     verifier = answer_verifier(pipeline)
-    # Only what the model was shown can be cited; anything else is NO_REFERENCE and never linked.
-    given = set(
-        question.given_pmids if "given" in question.context else question.retrieved.values_list("pmid", flat=True)
-    )
-    claims = [] if question.cannot_answer else claims_from_answer(question.answer_text)
-    articles = Article.objects.in_bulk([pmid for claim in claims for pmid in claim.citations], field_name="pmid")
-    abstracts = {
-        pmid: CitedAbstract(pmid=pmid, title=article.title, abstract=article.abstract)
-        for pmid, article in articles.items()
-    }
-    results = verifier.verify(claims, abstracts, given)
+    inputs = question_verification_inputs(question)
+    results = verifier.verify(inputs.claims, inputs.abstracts, inputs.given)
     _record_timing(question, "verification", started)  # the consensus is timed on its own
     started = time.perf_counter()
     # Made before "done" is written, since the page stops polling then; it never fails the answer.

@@ -19,6 +19,11 @@ from webapp.qa.pipeline import PipelineSettings
 MAX_FETCH = 100
 
 
+def sources_search(*, query: str, pipeline: PipelineSettings) -> list[FusedHit]:
+    """A question's sources as the retrieve stage finds them: the hybrid search with its settings, then screened."""
+    return screened_hits(query=query, hits=_search(query, pipeline, top_k=pipeline.retrieval.top_k), pipeline=pipeline)
+
+
 def screened_hits(*, query: str, hits: Sequence[FusedHit], pipeline: PipelineSettings) -> list[FusedHit]:
     """`hits` (the search for `query` with `pipeline`'s settings) as the question's sources."""
     screened = list(hits)

@@ -9,7 +9,7 @@ from celery import Task, shared_task
 
 from generator.errors import GenerationError
 from indexer.errors import IndexerError
-from webapp.qa import services
+from webapp.qa import follow_ups, services
 from webapp.task_retries import RetryPolicy, WorkFailure, run_retrying
 
 MAX_RETRIES = 2
@@ -71,3 +71,21 @@ def question_verify_task(self: Task, question_id: int) -> int:
             ),
         )
     return question_id
+
+
+# The person waits at the page with an editable proposal, so the rewrite is never retried: a failure of any kind
+# leaves the fallback there at once, with its reason. The time limits leave the model client's own 60 s timeout
+# (follow_ups.REWRITE_TIMEOUT_SECONDS) room to end it first.
+_NO_RETRY = RetryPolicy(max_retries=0, delay_seconds=0, retry_on=(GenerationError,))
+
+
+@shared_task(name="qa.follow_up_rewrite", bind=True, soft_time_limit=90, time_limit=120)
+def follow_up_rewrite_task(self: Task, draft_id: int) -> None:
+    failure = run_retrying(
+        self, lambda: follow_ups.follow_up_rewrite(draft_id=draft_id), _NO_RETRY, describe=f"follow-up {draft_id}"
+    )
+    if failure is not None:
+        follow_ups.follow_up_rewrite_failed(
+            draft_id=draft_id,
+            reason=failure.reason(timed_out="it took too long", internal="an internal error"),
+        )

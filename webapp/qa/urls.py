@@ -4,13 +4,24 @@ from __future__ import annotations
 
 from django.urls import path
 
-from webapp.qa import share_views, views
+from webapp.qa import follow_up_views, share_views, views
 
 urlpatterns = [
     path("", views.ask, name="ask"),
     path("questions/<int:question_id>/", views.question_page, name="question"),
     path("questions/<int:question_id>.json", views.question_json, name="question-json"),
     path("questions/<int:question_id>/cancel", views.question_cancel, name="question-cancel"),
+    path("questions/<int:question_id>/follow-up", follow_up_views.follow_up_start, name="follow-up-start"),
+    path(
+        "questions/<int:question_id>/follow-ups/<int:draft_id>.json",
+        follow_up_views.follow_up_json,
+        name="follow-up-json",
+    ),
+    path(
+        "questions/<int:question_id>/follow-ups/<int:draft_id>/ask",
+        follow_up_views.follow_up_confirm,
+        name="follow-up-confirm",
+    ),
     path("articles/<str:pmid>.json", views.article_json, name="article-json"),
     path("history/", views.history, name="history"),
     path("questions/<int:question_id>/share", share_views.question_share, name="question-share"),

@@ -1,16 +1,22 @@
-"""The verifier the settings choose, as verifier.registry builds it, once per worker process and reused."""
+"""The verifier the settings choose, as verifier.registry builds it, once per worker process and reused; and what it
+reads for one question: its answer's claims, the cited abstracts as stored now, and the PMIDs the model was shown."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from generator.claims import Claim, claims_from_answer
 from verifier.base import ClassifierOptions, EvidenceFinder, EvidenceFinderOptions, PairClassifier
 from verifier.registry import build_claim_classifier, build_evidence_finder
 from verifier.vectors import SentenceVectors
-from verifier.verify import AnswerVerifier
+from verifier.verify import AnswerVerifier, CitedAbstract
 from webapp.corpus import engines
+from webapp.corpus.models import Article
 from webapp.qa.llm import llm_settings_for
+from webapp.qa.models import Question
 from webapp.qa.pipeline import PipelineSettings
 
 # About 75 MB of MiniLM vectors: a few thousand abstracts' sentences stay embedded between questions.
@@ -51,3 +57,29 @@ def answer_verifier(pipeline: PipelineSettings) -> AnswerVerifier:
     return AnswerVerifier(
         classifier, finder, evidence_sentences=None if options.input == "abstract" else options.evidence_sentences
     )
+
+
+def cited_abstracts(*, pmids: Iterable[str]) -> dict[str, CitedAbstract]:
+    """The stored abstracts of these PMIDs; one no longer stored (a deletion file removed it) is left out."""
+    articles = Article.objects.only("pmid", "title", "abstract").in_bulk(list(set(pmids)), field_name="pmid")
+    return {
+        pmid: CitedAbstract(pmid=pmid, title=article.title, abstract=article.abstract)
+        for pmid, article in articles.items()
+    }
+
+
+@dataclass(frozen=True)
+class VerificationInputs:
+    claims: list[Claim]
+    abstracts: dict[str, CitedAbstract]
+    given: set[str]  # only these can be cited; any other citation is NO_REFERENCE and never linked
+
+
+def question_verification_inputs(question: Question) -> VerificationInputs:
+    """What the verifier reads for `question`'s answer: the verify stage, and a re-check of a watched answer."""
+    given = set(
+        question.given_pmids if "given" in question.context else question.retrieved.values_list("pmid", flat=True)
+    )
+    claims = [] if question.cannot_answer else claims_from_answer(question.answer_text)
+    abstracts = cited_abstracts(pmids=[pmid for claim in claims for pmid in claim.citations])
+    return VerificationInputs(claims=claims, abstracts=abstracts, given=given)

@@ -15,9 +15,12 @@ from webapp.corpus.models import Article
 from webapp.corpus.study_design import DESIGNS
 from webapp.qa import selectors, services
 from webapp.qa.access import question_cancellable, question_shareable, question_viewable, questions_visible
+from webapp.qa.follow_up_views import follow_up_context
 from webapp.qa.forms import SearchSettingsForm
 from webapp.qa.models import Question
 from webapp.qa.search_options import search_summary
+from webapp.qa.threads import history_thread_starts, history_threads
+from webapp.watch.selectors import question_watch_payload
 
 HISTORY_PAGE_SIZE = 20
 
@@ -90,6 +93,7 @@ def question_context(request: HttpRequest, question: Question, *, read_only: boo
         "can_share": owner,
         "share_url": share_url,
         "study_designs": DESIGNS,  # the badge legend
+        **follow_up_context(request, question, read_only=read_only),
     }
 
 
@@ -116,7 +120,10 @@ def question_cancel(request: HttpRequest, question_id: int) -> HttpResponse:
 @require_GET
 @role_required(RESEARCHER)
 def question_json(request: HttpRequest, question_id: int) -> JsonResponse:
-    return JsonResponse(selectors.question_payload(viewable_question(request, question_id)))
+    question = viewable_question(request, question_id)
+    # Whether the caller watches it, and its re-checks (webapp/watch): the API's question carries the same.
+    watch = question_watch_payload(question=question, user=request.user)
+    return JsonResponse({**selectors.question_payload(question), **watch})
 
 
 @require_GET
@@ -138,17 +145,22 @@ def history(request: HttpRequest) -> HttpResponse:
     status = request.GET.get("status", "")
     if status not in Question.Status.values:
         status = ""
+    visible = questions_visible(user=request.user)
     questions = selectors.questions_history(
-        visible=questions_visible(user=request.user),
+        visible=visible,
         user_id=None if everyone else request.user.pk,
         search=search,
         status=status,
     )
-    page = Paginator(questions, HISTORY_PAGE_SIZE).get_page(request.GET.get("page"))
+    # Paged by thread: a follow-up is listed under the question its thread started with.
+    starts = history_thread_starts(visible=visible, matching=questions)
+    page = Paginator(starts, HISTORY_PAGE_SIZE).get_page(request.GET.get("page"))
     kept = request.GET.copy()  # page links keep the search and filters
     kept.pop("page", None)
     context = {
         "page": page,
+        "threads": history_threads(starts=list(page.object_list), matching=questions),
+        "matching_count": questions.count(),
         "search": search,
         "status": status,
         "statuses": Question.Status.choices,

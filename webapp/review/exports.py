@@ -30,7 +30,7 @@ def _exportable_flags() -> list[Flag]:
         Flag.objects.exclude(status=Flag.Status.OPEN)
         # Only a reviewer's own label is a training label: never the verifier's (an UNCLEAR verdict is no label).
         .filter(reviewer_label__in=Flag.Label.values)
-        .select_related("sentence")
+        .select_related("sentence", "claim")
         .prefetch_related(citations)
         .order_by("pk")
     )
@@ -41,6 +41,13 @@ def _pmids(flag: Flag, sentence: AnswerSentence) -> list[str]:
     if flag.pmid:
         return [flag.pmid]
     return list(dict.fromkeys(citation.pmid for citation in sentence.citations.all()))
+
+
+def _flagged_text(flag: Flag) -> str:
+    """The sentence, or the one claim of it a deep check's claim flag names (webapp/deepcheck): the reviewer's label
+    is about that claim, not about the sentence's other claims."""
+    claim = getattr(flag, "claim", None)  # the reverse of ClaimFlag.flag: absent for a sentence's own flag
+    return str(claim.claim_text) if claim is not None else flag.sentence.display_text
 
 
 def flag_training_export() -> TrainingExport:
@@ -63,7 +70,7 @@ def flag_training_export() -> TrainingExport:
             claims.append(
                 {
                     "id": f"flag-{flag.pk}",
-                    "claim": flag.sentence.display_text,
+                    "claim": _flagged_text(flag),
                     "cited_doc_ids": [pmid],
                     "evidence": evidence,
                 }

@@ -24,6 +24,7 @@ from webapp.qa import selectors
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
 from webapp.qa.pipeline import default_pipeline_settings
 from webapp.review.models import Flag
+from webapp.watch.selectors import question_watch_payload
 
 pytestmark = pytest.mark.django_db
 
@@ -309,7 +310,10 @@ def test_the_list_searches_questions_and_answers(researcher: APIClient, answered
 
 def test_the_detail_is_the_pages_question_payload(researcher: APIClient, answered: Question) -> None:
     body = researcher.get(f"/api/v1/questions/{answered.pk}").json()
-    assert body == selectors.question_payload(selectors.question_get(question_id=answered.pk))
+    question = selectors.question_get(question_id=answered.pk)
+    watch = question_watch_payload(question=question, user=answered.user)
+    assert body == {**selectors.question_payload(question), **watch}
+    assert watch == {"watched": False, "rechecks": []}
     assert body["sentences"][0]["verdicts"]["123"] == {
         "label": "SUPPORT",
         "confidence": 0.93,

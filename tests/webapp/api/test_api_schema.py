@@ -8,15 +8,17 @@ from typing import Any
 
 import pytest
 import yaml
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.management import call_command
 from django.test import Client
 from rest_framework import serializers
 
+from tests.webapp.factories import recheck_stored
 from webapp.api.serializers import ArticleSerializer, QuestionDetailSerializer
 from webapp.corpus.models import Article
 from webapp.qa import selectors
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
+from webapp.watch.selectors import question_watch_payload
 
 COMMITTED = Path(__file__).resolve().parents[3] / "docs" / "openapi.yaml"
 
@@ -50,7 +52,8 @@ def test_the_schema_is_public_and_requires_a_token_for_the_api(client: Client) -
     operations = [
         (path, method, operation) for path, methods in schema["paths"].items() for method, operation in methods.items()
     ]
-    assert len(operations) == 9
+    # 4 of them for watched answers: watch, unwatch, notifications, mark read; 3 for the deep check: run, read, stop
+    assert len(operations) == 16
     for path, method, operation in operations:
         if path == "/api/v1/auth/token":
             assert "security" not in operation  # the one call made before having a token
@@ -101,21 +104,27 @@ def _assert_documented(serializer: serializers.Serializer, value: dict[str, Any]
 
 @pytest.fixture
 def answered(role_users: dict[str, User]) -> Question:
-    Article.objects.create(
-        pmid="123",
-        title="T",
-        abstract="One sentence. Evidence here. Last.",
-        journal="J",
-        year=2020,
-        authors=["A B"],
-        publication_types=["Randomized Controlled Trial"],
-        retraction_status=Article.Retraction.CORRECTED,
-        retraction_notices=[{"ref_type": "ErratumIn", "pmid": "124", "source": "J. 2021;1:2"}],
-    )
+    # 125 was cited earlier in the thread: given to the model besides what the follow-up retrieved (thread_sources).
+    for pmid in ("123", "125"):
+        Article.objects.create(
+            pmid=pmid,
+            title="T",
+            abstract="One sentence. Evidence here. Last.",
+            journal="J",
+            year=2020,
+            authors=["A B"],
+            publication_types=["Randomized Controlled Trial"],
+            retraction_status=Article.Retraction.CORRECTED,
+            retraction_notices=[{"ref_type": "ErratumIn", "pmid": "124", "source": "J. 2021;1:2"}],
+        )
+    first = Question.objects.create(text="P?", user=role_users["researcher"], status=Question.Status.DONE)
     question = Question.objects.create(
         text="Q?",
         user=role_users["researcher"],
         status=Question.Status.DONE,
+        parent=first,
+        thread=first,
+        context={"given": ["123", "125"]},
         answer_text="Yes (PUBMED:123).",
         citation_notes=[{"written": "PUBMED:124", "raw_id": "124", "pmid": "123", "how": "repaired"}],
         consensus={
@@ -141,7 +150,10 @@ def answered(role_users: dict[str, User]) -> Question:
 
 
 def test_the_documented_question_shape_is_the_selectors(answered: Question) -> None:
+    recheck_stored(question=answered)
     payload = selectors.question_payload(selectors.question_get(question_id=answered.pk))
+    # The views add whether the caller watches it, and its re-checks (webapp/watch).
+    payload |= question_watch_payload(question=answered, user=answered.user or AnonymousUser())
     _assert_documented(QuestionDetailSerializer(), payload, "question")
 
 

@@ -10,6 +10,7 @@ from indexer.errors import IndexerError
 from webapp.corpus import engines
 from webapp.corpus.models import IndexJob, PubmedFile
 from webapp.corpus.services.joblog import index_job_log
+from webapp.corpus.signals import index_job_announce_finished
 
 
 class IndexJobRefusedError(Exception):
@@ -59,6 +60,7 @@ def index_job_finish_if_complete(job_id: int) -> bool:
         message=f"job {job.status}: {job.files_done} files indexed, {job.files_failed} failed, "
         f"{job.files_cancelled} cancelled; {job.articles} articles, {job.deleted} deleted",
     )
+    index_job_announce_finished(job_id=job_id, kind=job.kind, status=job.status)
     return True
 
 
@@ -70,6 +72,8 @@ def index_job_finish(*, job_id: int, status: IndexJob.Status, message: str, erro
         )
         if updated:
             index_job_log(job_id=job_id, message=message)
+            kind = IndexJob.objects.values_list("kind", flat=True).get(pk=job_id)
+            index_job_announce_finished(job_id=job_id, kind=kind, status=status)
 
 
 def index_job_record_counts(*, job_id: int) -> None:
@@ -116,3 +120,4 @@ def _cancel_queued(job: IndexJob) -> None:
     job.status, job.finished_at = IndexJob.Status.CANCELLED, now
     job.save(update_fields=["files_cancelled", "status", "finished_at", "updated_at"])
     index_job_log(job_id=job.pk, message=f"job cancelled before it started; {cancelled} files not processed")
+    index_job_announce_finished(job_id=job.pk, kind=job.kind, status=job.status)

@@ -6,6 +6,9 @@
         --qrels ../shared/data/bioasq/benchmark/qrels_dev.tsv --json var/benchmarks/retrieval-bioasq.json
     manage.py evaluate generation --pubmedqa ../shared/data/pubmedqa/ori_pqal.json --limit 50 \\
         --serve qwen2.5-coder-1.5b-instruct --serve qwen2.5-coder-0.5b-instruct --json var/benchmarks/generation.json
+    manage.py evaluate deep-check --claims ../shared/data/scifact/claims_dev.jsonl \\
+        --corpus ../shared/data/scifact/corpus.jsonl.gz --limit 20 --serve qwen2.5-coder-1.5b-instruct \\
+        --json var/benchmarks/deep-check-scifact.json
 
 Without --serve it uses the configured LLM endpoint (VERIMED_LLM_BASE_URL / VERIMED_LLM_MODEL). The measuring
 itself lives in the libraries (`indexer.evaluation`, `generator.evaluation`, `verifier.evaluation`,
@@ -30,10 +33,12 @@ from indexer.errors import IndexerError
 from indexer.evaluation import evaluate_retrieval_files, evaluation_index_dir, format_retrieval_table
 from indexer.hybrid import HybridSettings
 from verifier.datasets import DatasetFormatError
+from verifier.deep_check_evaluation import evaluate_deep_check, format_deep_check_table
 from verifier.evaluation import evaluate_verification, format_verification_table
 from verifier.evidence_evaluation import evaluate_evidence, format_evidence_table
 from webapp.corpus import engines
 from webapp.qa.pipeline import default_pipeline_settings
+from webapp.qa.verification import answer_verifier
 
 
 class Command(BaseCommand):
@@ -117,12 +122,30 @@ class Command(BaseCommand):
             "--early-fusion", type=Path, default=settings.VAR_DIR / "models" / "verimed-evidence-early-fusion"
         )
 
+        deep = stages.add_parser(
+            "deep-check", help="The deep check against the plain sentence verdict, on compounds of claims."
+        )
+        deep.add_argument("--claims", type=Path, required=True, help="A SciFact-format claims file.")
+        deep.add_argument("--corpus", type=Path, required=True, help="Its corpus.")
+        deep.add_argument("--limit", type=int, help="A seeded sample (seed 13) of this many, half supported.")
+        deep.add_argument("--json", type=Path, help="Write the results here.")
+        deep.add_argument(
+            "--serve", choices=sorted(MODELS), help="Serve this packaged model with llama.cpp for the run."
+        )
+        deep.add_argument(
+            "--timed-answers",
+            type=int,
+            default=0,
+            help="Also time this many six-sentence answers (six compounds each), deep-checked whole.",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         stages: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]], Callable[[dict[str, Any]], str]]] = {
             "generation": (self._generation, format_generation_table),
             "verification": (self._verification, format_verification_table),
             "retrieval": (self._retrieval, format_retrieval_table),
             "evidence": (self._evidence, format_evidence_table),
+            "deep-check": (self._deep_check, format_deep_check_table),
         }
         run, table = stages[options["stage"]]
         result = run(options)
@@ -221,6 +244,24 @@ class Command(BaseCommand):
                 write=self.stdout.write,
             )
         except DatasetFormatError as exc:
+            raise CommandError(str(exc)) from exc
+
+    def _deep_check(self, options: dict[str, Any]) -> dict[str, Any]:
+        _require(options["claims"], options["corpus"])
+        try:
+            return evaluate_deep_check(
+                options["claims"],
+                corpus=options["corpus"],
+                limit=options["limit"],
+                # The product's verifier and evidence finder, as the configured settings build them.
+                verifier=answer_verifier(default_pipeline_settings()),
+                endpoint=_configured_llm(server_kind=settings.VERIMED_LLM_SERVER_KIND),
+                serve=options["serve"],
+                model_cache=settings.VERIMED_MODEL_CACHE,
+                timed_answers=options["timed_answers"],
+                write=self.stdout.write,
+            )
+        except (DatasetFormatError, ModelFileError) as exc:
             raise CommandError(str(exc)) from exc
 
 

@@ -1,0 +1,165 @@
+"""Watching an answer, re-checking it and telling its watchers; and asking it again. Views, the re-check task and
+the corpus's finished-job signal call these; reads live in `selectors`."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from celery import signature
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from webapp.accounts.roles import AnyUser
+from webapp.corpus.models import IndexJob
+from webapp.qa.models import CitationVerdict, Question
+from webapp.qa.services import question_create
+from webapp.qa.verification import question_verification_inputs
+from webapp.watch.changes import AnswerState, answer_changes, changes_json, changes_summary, next_state, verdict_key
+from webapp.watch.checking import answer_check, cited_pmids, retraction_statuses, stored_pipeline
+from webapp.watch.models import Notification, Recheck, Watch
+
+logger = logging.getLogger(__name__)
+
+# Named, not imported: webapp/watch/tasks.py calls this module (as the question pipeline names its stages).
+RECHECK_TASK = "watch.question_recheck"
+# A broker that is down must not hang the request or the job that enqueues: a few quick tries, then it gives up.
+_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 1.0}
+# Jobs that read PubMed files into the corpus; a rebuild re-indexes what is stored.
+_FILE_JOBS = (IndexJob.Kind.UPDATES, IndexJob.Kind.BASELINE, IndexJob.Kind.FILES)
+
+
+def _signed_in(user: AnyUser) -> int:
+    """The person's id; the views let nobody else this far."""
+    if user.pk is None:
+        raise PermissionError("only a signed-in person watches answers")
+    return int(user.pk)
+
+
+def watch_create(*, user: AnyUser, question: Question) -> Watch:
+    """Watch the answer; watching again changes nothing. The cited papers' status now is what the first re-check
+    compares with (the answer's own verdicts are stored with it)."""
+    inputs = question_verification_inputs(question)
+    baseline = {"retraction": retraction_statuses(pmids=cited_pmids(inputs.claims, inputs.given))}
+    watch, _ = Watch.objects.get_or_create(user_id=_signed_in(user), question=question, defaults={"baseline": baseline})
+    return watch
+
+
+def watch_delete(*, user: AnyUser, question: Question) -> None:
+    """Stop watching; the re-checks made so far stay on the answer."""
+    Watch.objects.filter(user_id=_signed_in(user), question=question).delete()
+
+
+def _enqueue(*, question_id: int, trigger: Recheck.Trigger, key: str) -> None:
+    def publish() -> None:
+        signature(RECHECK_TASK, args=(question_id, str(trigger), key)).apply_async(
+            retry=True, retry_policy=_PUBLISH_RETRY_POLICY
+        )
+
+    transaction.on_commit(publish)
+
+
+def recheck_request(*, question: Question) -> str:
+    """Re-check a watched answer now (the owner's "Re-check now"); the key that the re-check will be stored under."""
+    key = f"manual-{uuid.uuid4().hex}"
+    _enqueue(question_id=question.pk, trigger=Recheck.Trigger.MANUAL, key=key)
+    return key
+
+
+def _job_trigger(*, job_id: int, kind: str, status: str) -> Recheck.Trigger | None:
+    """A rebuild that switched to its new index, or a file job that indexed at least one file (a job that failed or
+    was cancelled part-way has still changed the corpus by the files it finished)."""
+    if kind == IndexJob.Kind.REBUILD:
+        return Recheck.Trigger.REBUILD if status == IndexJob.Status.DONE else None
+    if kind in _FILE_JOBS and IndexJob.objects.filter(pk=job_id, files_done__gt=0).exists():
+        return Recheck.Trigger.SYNC
+    return None
+
+
+def rechecks_enqueue_after_job(*, job_id: int, kind: str, status: str) -> int:
+    """One re-check per watched answer once a job has changed the corpus; how many were queued."""
+    trigger = _job_trigger(job_id=job_id, kind=kind, status=status)
+    if trigger is None:
+        return 0
+    question_ids = sorted(
+        set(Watch.objects.filter(question__status=Question.Status.DONE).values_list("question_id", flat=True))
+    )
+    for question_id in question_ids:
+        _enqueue(question_id=question_id, trigger=trigger, key=f"job-{job_id}")
+    if question_ids:
+        logger.info("job %s: %d watched answers queued for a re-check", job_id, len(question_ids))
+    return len(question_ids)
+
+
+def _previous_state(question: Question) -> AnswerState:
+    """The last re-check's state; before the first, the answer's stored verdicts and the status of its cited
+    papers when watching began."""
+    last = Recheck.objects.filter(question=question).order_by("-at", "-pk").first()
+    if last is not None:
+        return AnswerState.from_json(last.state)
+    stored = CitationVerdict.objects.filter(sentence__question=question).values_list(
+        "sentence__position", "pmid", "label"
+    )
+    first_watch = Watch.objects.filter(question=question).order_by("created_at", "pk").first()
+    retraction = first_watch.baseline.get("retraction", {}) if first_watch is not None else {}
+    return AnswerState(
+        verdicts={verdict_key(position, pmid): label for position, pmid, label in stored}, retraction=retraction
+    )
+
+
+def question_recheck(*, question_id: int, trigger: str, key: str) -> Recheck | None:
+    """Check a watched, answered question again without rewriting it, and store what changed since the last check.
+
+    Always stores one re-check (an empty change list: nothing changed) and notifies each watcher when something
+    changed. Once per `key`: run again (a redelivered task, a worker killed half-way) it returns the stored re-check,
+    or, if none was stored, makes it. None when the question is not answered or nobody watches it any more.
+    """
+    stored = Recheck.objects.filter(question_id=question_id, key=key).first()
+    if stored is not None:
+        return stored
+    question = Question.objects.filter(pk=question_id, status=Question.Status.DONE).first()
+    if question is None or not Watch.objects.filter(question_id=question_id).exists():
+        return None
+    check = answer_check(question=question)  # the slow part, outside any transaction
+    try:
+        with transaction.atomic():
+            # Re-checks of one question are stored one after another, each against the one before.
+            list(Question.objects.select_for_update().filter(pk=question_id).values_list("pk"))
+            stored = Recheck.objects.filter(question_id=question_id, key=key).first()
+            if stored is not None:
+                return stored
+            previous = _previous_state(question)
+            changes = answer_changes(previous=previous, current=check.state, found=check.found, reading=check.reading)
+            recheck = Recheck.objects.create(
+                question=question,
+                key=key,
+                trigger=trigger,
+                changes=changes_json(changes),
+                summary=changes_summary(changes),
+                state=next_state(previous=previous, current=check.state, found=check.found).to_json(),
+                models_used=check.models,
+            )
+            if changes:
+                watchers = Watch.objects.filter(question=question).values_list("user_id", flat=True)
+                Notification.objects.bulk_create(
+                    Notification(user_id=user_id, question=question, recheck=recheck) for user_id in watchers
+                )
+    except IntegrityError:
+        # Another run with the same key stored it between our look and our insert.
+        return Recheck.objects.get(question_id=question_id, key=key)
+    return recheck
+
+
+def notifications_mark_read(*, user: AnyUser, notification_ids: list[int] | None = None) -> int:
+    """Mark the person's unread notifications read (only those given, if any); how many were."""
+    unread = Notification.objects.filter(user_id=_signed_in(user), read_at__isnull=True)
+    if notification_ids is not None:
+        unread = unread.filter(pk__in=notification_ids)
+    return unread.update(read_at=timezone.now())
+
+
+def question_regenerate(*, question: Question, user: AnyUser) -> Question:
+    """Ask the same text again with the same search settings, as a new question (the watched one is left as it is);
+    the ask page's rules apply (length, rate and queue limits: QuestionRejectedError)."""
+    stored = stored_pipeline(question)
+    return question_create(text=question.text, user=user, filters=stored.filters, retrieval=stored.retrieval)
