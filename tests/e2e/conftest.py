@@ -98,11 +98,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
     Starting a stack and answering on it costs minutes: the browser flows run on the embedded default, and the
     production profile keeps the end-to-end `ask` and the researcher-to-reviewer flow (what differs between the
-    profiles is below the page: the engines, the database and the broker).
+    profiles is below the page: the engines, the database and the broker). `VERIMED_E2E_PROFILES=production` (or
+    any comma-separated list) runs every stack test on the profiles it names instead, for a check by hand.
     """
     if "stack" in metafunc.fixturenames:
         marker = metafunc.definition.get_closest_marker("profiles")
-        profiles = marker.args if marker else PROFILES
+        forced = os.environ.get("VERIMED_E2E_PROFILES", "")
+        profiles = tuple(name.strip() for name in forced.split(",") if name.strip()) or (
+            marker.args if marker else PROFILES
+        )
         metafunc.parametrize("stack", profiles, indirect=True, scope="session")
 
 
