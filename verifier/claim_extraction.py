@@ -152,12 +152,38 @@ def usable_claims(sentence: str, claims: object, *, context: str) -> tuple[tuple
     return tuple(cleaned), ""
 
 
-def _entries(raw: str) -> dict[int, object] | str:
-    """Claims by sentence number from the reply, or why the reply is unusable as a whole."""
+CUT_SHORT = "the reply was cut short by the token budget before this sentence"
+
+
+def _complete_entries(raw: str) -> list[object] | None:
+    """The entries a reply cut short by the token budget finished before it stopped: with the schema's order, a long
+    answer's first sentences keep their claims instead of the whole answer falling back. None: not even one."""
+    start = raw.find("[")
+    decoder = json.JSONDecoder()
+    entries: list[object] = []
+    index = start + 1
+    while start >= 0:
+        while index < len(raw) and raw[index] in " \t\r\n,":
+            index += 1
+        try:
+            entry, index = decoder.raw_decode(raw, index)
+        except json.JSONDecodeError:
+            break
+        entries.append(entry)
+    return entries or None
+
+
+def _entries(raw: str) -> tuple[dict[int, object], str] | str:
+    """Claims by sentence number from the reply, with the note for a sentence it has none for; or why the reply is
+    unusable as a whole."""
+    missing = "the reply has no claims for this sentence"
     try:
         reply = json.loads(raw)
     except json.JSONDecodeError:
-        return "the reply is not JSON (cut short by the token budget, or not constrained)"
+        salvaged = _complete_entries(raw)
+        if salvaged is None:
+            return "the reply is not JSON (cut short by the token budget, or not constrained)"
+        reply, missing = {"sentences": salvaged}, CUT_SHORT
     entries = reply.get("sentences") if isinstance(reply, dict) else None
     if not isinstance(entries, list):
         return "the reply has no list of sentences"
@@ -166,7 +192,7 @@ def _entries(raw: str) -> dict[int, object] | str:
         number = entry.get("sentence") if isinstance(entry, dict) else None
         if isinstance(number, int) and not isinstance(number, bool) and number not in found:
             found[number] = entry.get("claims")
-    return found
+    return found, missing
 
 
 def parse_extraction(raw: str, question: str, sentences: Sequence[SentenceToSplit]) -> tuple[SentenceClaims, ...]:
@@ -179,11 +205,11 @@ def parse_extraction(raw: str, question: str, sentences: Sequence[SentenceToSpli
         claims: tuple[str, ...]
         if isinstance(entries, str):
             claims, note = (), entries
-        elif sentence.position + 1 not in entries:
-            claims, note = (), "the reply has no claims for this sentence"
+        elif sentence.position + 1 not in entries[0]:
+            claims, note = (), entries[1]
         else:
             context = " ".join([question, *(s.text for s in sentences if s.position < sentence.position)])
-            claims, note = usable_claims(sentence.text, entries[sentence.position + 1], context=context)
+            claims, note = usable_claims(sentence.text, entries[0][sentence.position + 1], context=context)
         if claims:
             result.append(SentenceClaims(position=sentence.position, claims=claims, from_model=True))
         else:

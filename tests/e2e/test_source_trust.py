@@ -96,7 +96,8 @@ def _assert_badges(source: Locator, pmid: str) -> None:
     if pmid == RETRACTED_PMID:
         expect(retracted).to_have_text("Retracted")
         # Red: the colour the stylesheet gives it (its contrast is checked in tests/webapp/qa/test_source_badges.py).
-        assert retracted.evaluate("badge => getComputedStyle(badge).backgroundColor") == "rgb(161, 18, 26)"
+        # to_have_css retries: the page re-renders its sources while it polls, and a detached badge has no style.
+        expect(retracted).to_have_css("background-color", "rgb(161, 18, 26)")
     else:
         expect(retracted).to_have_count(0)
 

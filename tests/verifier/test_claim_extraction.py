@@ -16,6 +16,7 @@ from generator.base import LLMSettings, Message
 from generator.errors import LLMResponseError, LLMUnavailableError
 from generator.fake_llm import FakeLLM
 from verifier.claim_extraction import (
+    CUT_SHORT,
     MAX_CLAIMS,
     ClaimExtractor,
     SentenceToSplit,
@@ -109,6 +110,20 @@ def test_a_reply_cut_short_by_the_token_budget_keeps_every_sentence_whole() -> N
 
     assert not any(claims.from_model for claims in extraction.sentences)
     assert "cut short" in extraction.sentences[0].note
+
+
+def test_a_long_answer_cut_short_keeps_the_claims_of_the_sentences_it_finished() -> None:
+    full = _reply(
+        (1, ["Zorvistatin lowered blood pressure by 12 mmHg.", "Zorvistatin reduced mortality."]),
+        (3, ["Zorvistatin was well tolerated over 24 weeks."]),
+    )
+    cut = full[: full.index('{"sentence": 3') + 20]  # the budget ran out inside the second entry
+
+    first, third = parse_extraction(cut, QUESTION, SENTENCES)
+
+    assert first.from_model
+    assert first.claims == ("Zorvistatin lowered blood pressure by 12 mmHg.", "Zorvistatin reduced mortality.")
+    assert (third.from_model, third.claims, third.note) == (False, (SENTENCES[2].text,), CUT_SHORT)
 
 
 @pytest.mark.parametrize(
