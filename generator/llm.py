@@ -85,7 +85,11 @@ class OpenAICompatibleLLM:
 
     def complete_json(self, messages: list[Message], *, schema: dict[str, Any], max_tokens: int) -> str:
         """A reply held to `schema`: llama.cpp's server turns the schema into a grammar (`json_object` with a
-        `schema`), vLLM takes OpenAI's `json_schema` response format; both decode only tokens the schema allows."""
+        `schema`), vLLM takes OpenAI's `json_schema` response format; both decode only tokens the schema allows.
+
+        Streamed and joined: a long reply on a slow machine keeps the connection busy instead of running into the
+        client's timeout (whose retry would queue the same request behind the first), and a caller that gives up
+        closes the stream, which stops the server's generation."""
         if self.settings.server_kind == "vllm":
             response_format: dict[str, Any] = {
                 "type": "json_schema",
@@ -94,14 +98,20 @@ class OpenAICompatibleLLM:
         else:
             response_format = {"type": "json_object", "schema": schema}
         with translated_errors(self.settings.base_url):
-            response = self._client.chat.completions.create(
+            stream = self._client.chat.completions.create(
                 model=self.settings.model,
                 messages=messages,  # type: ignore[arg-type]
                 max_tokens=max_tokens,
                 temperature=0.0,
+                stream=True,
                 extra_body={"response_format": response_format},
             )
-        return response.choices[0].message.content or ""
+            with cast("openai.Stream[ChatCompletionChunk]", stream):
+                return "".join(
+                    chunk.choices[0].delta.content
+                    for chunk in cast("Iterator[ChatCompletionChunk]", stream)
+                    if chunk.choices and chunk.choices[0].delta.content
+                )
 
 
 class ServerTokenCounter:

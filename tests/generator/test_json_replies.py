@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -11,6 +12,23 @@ from generator.base import LLMSettings, ServerKind
 from generator.llm import OpenAICompatibleLLM
 
 SCHEMA = {"type": "object", "properties": {"sentences": {"type": "array"}}, "required": ["sentences"]}
+
+
+class Streamed:
+    """The chunks of a streamed reply, as the client's stream gives them (and closes)."""
+
+    def __init__(self, pieces: list[str]) -> None:
+        self.chunks = [SimpleNamespace(choices=[SimpleNamespace(delta=SimpleNamespace(content=p))]) for p in pieces]
+        self.closed = False
+
+    def __iter__(self) -> Iterator[SimpleNamespace]:
+        return iter(self.chunks)
+
+    def __enter__(self) -> Streamed:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.closed = True
 
 
 @pytest.mark.parametrize(
@@ -28,9 +46,9 @@ def test_the_schema_goes_to_each_server_in_its_own_format(
     llm = OpenAICompatibleLLM(LLMSettings(base_url="http://127.0.0.1:9/v1", model="m", server_kind=kind))
     sent: dict[str, Any] = {}
 
-    def create(**request: Any) -> SimpleNamespace:
+    def create(**request: Any) -> Streamed:
         sent.update(request)
-        return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content='{"sentences": []}'))])
+        return Streamed(['{"sentences"', ": ", "[]}"])
 
     monkeypatch.setattr(llm._client.chat.completions, "create", create)
 
@@ -38,4 +56,4 @@ def test_the_schema_goes_to_each_server_in_its_own_format(
 
     assert reply == '{"sentences": []}'
     assert sent["extra_body"] == {"response_format": response_format}
-    assert (sent["max_tokens"], sent["temperature"]) == (64, 0.0)
+    assert (sent["max_tokens"], sent["temperature"], sent["stream"]) == (64, 0.0, True)

@@ -260,6 +260,8 @@ class Command(BaseCommand):
                 model_cache=settings.VERIMED_MODEL_CACHE,
                 timed_answers=options["timed_answers"],
                 write=self.stdout.write,
+                # Kept as each compound is measured: a run of an hour or more should not lose it all to one failure.
+                items_path=options["json"].with_suffix(".items.jsonl") if options["json"] else None,
             )
         except (DatasetFormatError, ModelFileError) as exc:
             raise CommandError(str(exc)) from exc
