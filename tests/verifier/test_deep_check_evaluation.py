@@ -1,0 +1,59 @@
+"""`evaluate deep-check` end to end on a tiny claims file, with the registry's fake model and verifier: the plain
+sentence verdict lets an unsupported half hide behind a supported one, the deep check does not, and the figures the
+issue names are all in the result."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from generator.base import LLMSettings
+from verifier.deep_check_evaluation import evaluate_deep_check, format_deep_check_table
+from verifier.fake_classifier import FakeClaimClassifier
+from verifier.fake_evidence import FakeEvidenceFinder
+from verifier.verify import AnswerVerifier
+
+CORPUS = [
+    {"doc_id": 1, "title": "Zorvistatin trial.", "abstract": ["Zorvistatin lowers blood pressure.", "It is safe."]},
+    {"doc_id": 2, "title": "Knee surgery.", "abstract": ["Pain fell after knee surgery."]},
+]
+SUPPORTED = [{"label": "SUPPORT", "sentences": [0]}]
+CLAIMS = [
+    {"id": 1, "claim": "Zorvistatin lowers blood pressure.", "evidence": {"1": SUPPORTED}},
+    {"id": 2, "claim": "Zorvistatin is safe.", "evidence": {"1": SUPPORTED}},
+    {"id": 3, "claim": "Zorvistatin cures migraine headaches.", "evidence": {}, "cited_doc_ids": [1]},
+]
+
+
+def test_the_deep_check_finds_the_failing_half_the_plain_verdict_misses(tmp_path: Path) -> None:
+    claims, corpus, items = tmp_path / "claims.jsonl", tmp_path / "corpus.jsonl", tmp_path / "out.items.jsonl"
+    claims.write_text("".join(json.dumps(record) + "\n" for record in CLAIMS))
+    corpus.write_text("".join(json.dumps(record) + "\n" for record in CORPUS))
+    written: list[str] = []
+
+    result = evaluate_deep_check(
+        claims,
+        corpus=corpus,
+        limit=None,
+        verifier=AnswerVerifier(FakeClaimClassifier(), FakeEvidenceFinder()),
+        endpoint=LLMSettings(base_url="", model="fake", server_kind="fake"),
+        serve=None,
+        model_cache=tmp_path,
+        timed_answers=1,
+        write=written.append,
+        items_path=items,
+    )
+
+    assert (result["compounds"], result["n"], result["supported"]) == (3, 3, 1)
+    # "…lowers blood pressure, and zorvistatin cures migraine headaches": SUPPORT whole, PARTIAL split.
+    assert result["plain"] == {"balanced_accuracy": 0.75, "balanced_accuracy_leaning": 0.75}
+    assert result["deep"]["balanced_accuracy"] == result["deep"]["balanced_accuracy_leaning"] == 1.0
+    assert result["deep"]["part_f1"] == 1.0
+    assert result["deep"]["claims_per_sentence"] == 2.0
+    assert {"seconds_per_sentence_p50", "seconds_per_sentence_p95"} <= result["deep"].keys()
+    assert result["llm_prompt_tokens_per_s"] is None  # no server to probe: the fake model
+    assert result["answers"]["n"] == 0  # fewer than six compounds: no six-sentence answer to time
+    assert [json.loads(line)["deep"] for line in items.read_text().splitlines()] == [
+        item["deep"] for item in result["items"]
+    ]
+    assert "deep " in format_deep_check_table(result)
