@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -210,3 +211,11 @@ def sign_in(page: Page, stack: RunningStack, role: str) -> None:
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("button", name=f"Sign out ({USERS[role]})")).to_be_visible()
+
+
+def question_json(page: Page, stack: RunningStack) -> dict[str, Any]:
+    """The open answer page's own JSON (its `data-json-url`), fetched with the browser's session."""
+    path = page.locator("#question-view").get_attribute("data-json-url")
+    assert path
+    data: dict[str, Any] = page.request.get(stack.url + path).json()
+    return data

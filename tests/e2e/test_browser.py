@@ -21,6 +21,7 @@ from tests.e2e.conftest import (
     QUESTIONS,
     USERS,
     RunningStack,
+    question_json,
     shot,
     sign_in,
     stop_question,
@@ -158,7 +159,7 @@ def test_tokens_reach_the_page_within_a_second_and_stop_ends_the_answer(stack: R
     expect(page.locator("#answer")).not_to_be_empty(timeout=240_000)
 
     # The worker stamps the moment it wrote the first token; the page notes when it showed it (same clock).
-    payload = page.request.get(stack.url + (page.locator("#question-view").get_attribute("data-json-url") or "")).json()
+    payload = question_json(page, stack)
     shown_at_ms = page.evaluate("() => window.firstTextAt")
     written_at_ms = datetime.fromisoformat(payload["first_token_at"]).timestamp() * 1000
     lag_ms = shown_at_ms - written_at_ms

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import QUESTIONS, USERS, RunningStack, shot, sign_in, stop_question
+from tests.e2e.conftest import QUESTIONS, USERS, RunningStack, question_json, shot, sign_in, stop_question
 
 pytestmark = pytest.mark.profiles("embedded")
 
@@ -59,18 +59,11 @@ def _answered_question(stack: RunningStack) -> int:
     return int(made.stdout.split()[-1])
 
 
-def _question_json(page: Page, stack: RunningStack) -> dict[str, Any]:
-    path = page.locator("#question-view").get_attribute("data-json-url")
-    assert path
-    data: dict[str, Any] = page.request.get(stack.url + path).json()
-    return data
-
-
 def _json_once_given(page: Page, stack: RunningStack, *, timeout: float) -> dict[str, Any]:
     """The question's JSON once the generation stage has recorded what the model was given."""
     deadline = time.monotonic() + timeout
     while True:
-        data = _question_json(page, stack)
+        data = question_json(page, stack)
         if data["context"].get("given") or data["status"] in ("failed", "cancelled", "done"):
             return data
         assert time.monotonic() < deadline, f"the model was given nothing within {timeout:.0f} s: {data['status']}"

@@ -10,12 +10,11 @@ left to the background embedder). One LLM answer in all: the consensus is made w
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from tests.e2e.conftest import RunningStack, shot, sign_in
+from tests.e2e.conftest import RunningStack, question_json, shot, sign_in
 
 pytestmark = pytest.mark.profiles("embedded")
 
@@ -102,14 +101,6 @@ def _assert_badges(source: Locator, pmid: str) -> None:
         expect(retracted).to_have_count(0)
 
 
-def _consensus_json(page: Page, stack: RunningStack) -> dict[str, Any]:
-    """The consensus in the page's own JSON, fetched with the browser's session."""
-    path = page.locator("#question-view").get_attribute("data-json-url")
-    assert path
-    consensus: dict[str, Any] = page.request.get(stack.url + path).json()["consensus"]
-    return consensus
-
-
 def test_a_retracted_source_its_badges_and_the_consensus_meter(stack: RunningStack, page: Page) -> None:
     _store_papers(stack)
     sign_in(page, stack, "researcher")
@@ -130,7 +121,7 @@ def test_a_retracted_source_its_badges_and_the_consensus_meter(stack: RunningSta
     expect(page.locator("#question-view")).to_have_attribute("data-status", "done", timeout=600_000)
     consensus = page.locator("#consensus")
     expect(consensus).to_be_visible()
-    data = _consensus_json(page, stack)
+    data = question_json(page, stack)["consensus"]
     assert data["claim"] == "Velnoraxin reduces migraine frequency."
     assert set(TITLES) <= set(data["verdicts"]), "the first retrieved abstracts are read, cited or not"
     assert data["support"] + data["contradict"] + data["no_evidence"] + data["unclear"] == data["read"] <= 10

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import USERS, RunningStack, shot, sign_in
+from tests.e2e.conftest import USERS, RunningStack, question_json, shot, sign_in
 from tests.ncbi_server import UPDATES, serve_ncbi
 
 pytestmark = pytest.mark.profiles("embedded")
@@ -98,18 +98,11 @@ def _answer_citing_the_paper(stack: RunningStack) -> int:
     return int(made.stdout.split()[-1])
 
 
-def _question_json(page: Page, stack: RunningStack) -> dict[str, Any]:
-    path = page.locator("#question-view").get_attribute("data-json-url")
-    assert path
-    payload: dict[str, Any] = page.request.get(stack.url + path).json()
-    return payload
-
-
 def _wait_for_recheck(page: Page, stack: RunningStack, *, sync_output: str, timeout_s: float = 180) -> dict[str, Any]:
     """The first re-check, read from the page's own JSON: the worker makes it once the sync's job has ended (looked
     at here rather than through `pubmed_sync --wait`, which looks every five seconds)."""
     deadline = time.monotonic() + timeout_s
-    while not (rechecks := _question_json(page, stack)["rechecks"]):
+    while not (rechecks := question_json(page, stack)["rechecks"]):
         assert time.monotonic() < deadline, f"the watched answer was not re-checked after the sync: {sync_output}"
         time.sleep(1)
     first: dict[str, Any] = rechecks[0]
@@ -126,7 +119,7 @@ def test_a_watched_answer_is_rechecked_after_an_update_that_retracts_its_cited_p
     page.reload()  # the watch controls come with an answered page
     page.get_by_role("button", name="Watch this answer").click()
     expect(page.get_by_role("button", name="Watching · Unwatch")).to_be_visible()
-    assert _question_json(page, stack)["watched"] is True
+    assert question_json(page, stack)["watched"] is True
     expect(page.locator("#since-you-asked")).to_have_count(0)
 
     with serve_ncbi(tmp_path / "ncbi") as server:

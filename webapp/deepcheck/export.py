@@ -8,14 +8,11 @@ from dataclasses import dataclass
 
 from webapp.deepcheck.models import DeepCheck
 from webapp.qa.models import Question
+from webapp.review.display import VERDICT_DISPLAY
 
+# The answer's verdicts read as everywhere else (webapp/review/display.py), plus the deep check's own.
 DEEP_VERDICT_LABELS = {
-    "SUPPORT": "Supported",
-    "CONTRADICT": "Contradicted",
-    "NO_EVIDENCE": "No evidence",
-    "UNCLEAR": "Unclear",
-    "NO_REFERENCE": "Not a retrieved paper",
-    "UNCITED": "Uncited",
+    **{verdict: words for verdict, (_, words) in VERDICT_DISPLAY.items()},
     "PARTIAL": "Partly supported",
     "SUPPORT_ELSEWHERE": "Supported by another paper",
     "CONTRADICT_ELSEWHERE": "Contradicted by another paper",
