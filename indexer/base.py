@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -21,6 +21,17 @@ class Hit:
 
     pmid: str
     score: float
+
+
+@dataclass(frozen=True)
+class FusedHit:
+    pmid: str
+    score: float
+    lexical_score: float  # min-max normalised, 0 when the lexical leg did not return the PMID
+    semantic_score: float
+    lexical_raw: float | None
+    semantic_raw: float | None
+    rerank_score: float | None = None  # the reranker's score of the best passage, when it re-scored this hit
 
 
 @dataclass(frozen=True)
@@ -160,6 +171,18 @@ class Embedder(Protocol):
         """Each text's length in the model's own tokens, special tokens included."""
 
     def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+class Reranker(Protocol):
+    """Scores (question, passage) pairs for relevance; higher is more relevant, comparable within one question."""
+
+    def warm_up(self) -> None: ...
+
+    def score(self, query: str, passages: Sequence[str]) -> Vectors: ...
+
+
+# PMID -> (title, abstract) for the PMIDs asked for; a PMID it does not know is left out.
+AbstractLookup = Callable[[Sequence[str]], Mapping[str, tuple[str, str]]]
 
 
 # What indexer.registry builds each adapter from, keyed by `backend`; each adapter reads the fields that apply to it.

@@ -21,7 +21,7 @@ import ir_measures
 import numpy as np
 from ir_measures import AP, P, R, nDCG
 
-from indexer.base import Embedder
+from indexer.base import Embedder, Reranker
 from indexer.errors import CorpusFormatError
 from indexer.evaluation_index import EvaluationIndex, build_evaluation_index
 from indexer.hybrid import HybridSettings, hybrid_search
@@ -159,23 +159,50 @@ def _timed_rankings(
     return rankings, latencies
 
 
-def product_modes(lexical_weights: Sequence[float] = ()) -> dict[str, HybridSettings]:
+RERANKED_FUSIONS = ("hybrid", "hybrid_rrf")
+_SAME_MODE_IGNORES = {"top_k", "candidates_per_leg", "rerank_candidates"}
+
+
+def product_modes(
+    lexical_weights: Sequence[float] = (), rerank_candidates: Sequence[int] = ()
+) -> dict[str, HybridSettings]:
     """The product's own search settings per mode, each returning the evaluation depth; `lexical_weights` adds a
-    weighted-fusion run per weight (the semantic weight is 1 minus it) for choosing the default on held-out data."""
+    weighted-fusion run per weight (the semantic weight is 1 minus it) for choosing the default on held-out data.
+
+    `rerank_candidates` adds `<fusion>_reranked` for each fusion, re-scoring the first count's candidates, and
+    `<fusion>_reranked_top<N>` for each further count (how many candidates pay for their cost)."""
     sweep = {
         f"hybrid_lexical_{weight:.2f}": HybridSettings(
             top_k=DEPTH, lexical_weight=weight, semantic_weight=round(1 - weight, 4), candidates_per_leg=DEPTH
         )
         for weight in lexical_weights
     }
-    return sweep | {
+    modes = sweep | {
         "lexical": HybridSettings(top_k=DEPTH, mode="lexical", candidates_per_leg=DEPTH),
         "semantic": HybridSettings(top_k=DEPTH, mode="semantic", candidates_per_leg=DEPTH),
-        "hybrid": HybridSettings(top_k=DEPTH, candidates_per_leg=DEPTH),
+        "hybrid": HybridSettings(
+            top_k=DEPTH, fusion="weighted", lexical_weight=0.7, semantic_weight=0.3, candidates_per_leg=DEPTH
+        ),
         "hybrid_rrf": HybridSettings(
             top_k=DEPTH, fusion="rrf", lexical_weight=0.5, semantic_weight=0.5, candidates_per_leg=DEPTH
         ),
     }
+    for fusion in RERANKED_FUSIONS if rerank_candidates else ():
+        for position, count in enumerate(rerank_candidates):
+            name = f"{fusion}_reranked" + (f"_top{count}" if position else "")
+            modes[name] = modes[fusion].model_copy(update={"rerank": True, "rerank_candidates": count})
+    return modes
+
+
+def mode_name(settings: HybridSettings, modes: dict[str, HybridSettings]) -> str | None:
+    """The measured mode that searches as `settings` do (depth and candidate counts aside), if any; a reranked mode
+    matches only the run with the same candidate count."""
+    wanted = settings.model_dump(exclude=_SAME_MODE_IGNORES)
+    for name, candidate in modes.items():
+        same = candidate.model_dump(exclude=_SAME_MODE_IGNORES) == wanted
+        if same and (not settings.rerank or candidate.rerank_candidates == settings.rerank_candidates):
+            return name
+    return None
 
 
 def evaluate_retrieval(
@@ -187,17 +214,34 @@ def evaluate_retrieval(
     embedder: Embedder,
     write: Write,
     lexical_weights: Sequence[float] = (),
+    reranker: Reranker | None = None,
+    rerank_candidates: Sequence[int] = (),
+    product_default: HybridSettings | None = None,
 ) -> dict[str, Any]:
+    """Every mode over the same index, then the bm25s peer. `product_default` (the product's search settings) names
+    the `default_mode`."""
     judged = [question for question in questions if question.id in qrels]
     if not judged:
         raise CorpusFormatError("no question has qrels: check that the question ids match the qrels' query ids")
+    texts = {record.pmid: (record.title, record.abstract) for record in records}
+
+    def abstracts(pmids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        return {pmid: texts[pmid] for pmid in pmids if pmid in texts}
+
+    settings_by_mode = product_modes(lexical_weights, rerank_candidates if reranker is not None else ())
     modes: dict[str, dict[str, float]] = {}
-    for name, settings in product_modes(lexical_weights).items():
+    for name, settings in settings_by_mode.items():
         write(f"  {name}: {len(judged)} questions…")
 
         def search(text: str, settings: HybridSettings = settings) -> Ranking:
             hits = hybrid_search(
-                text, lexical=index.lexical, vectors=index.vectors, embedder=embedder, settings=settings
+                text,
+                lexical=index.lexical,
+                vectors=index.vectors,
+                embedder=embedder,
+                settings=settings,
+                reranker=reranker,
+                abstracts=abstracts,
             )
             return [hit.pmid for hit in hits]
 
@@ -213,6 +257,7 @@ def evaluate_retrieval(
         "n_questions": len(judged),
         "n_docs": len(records),
         "modes": modes,
+        "default_mode": mode_name(product_default, settings_by_mode) if product_default else None,
         "bm25s_index_seconds": round(baseline_index_s, 2),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
@@ -246,6 +291,9 @@ def evaluate_retrieval_files(
     embedder: Embedder,
     write: Write,
     lexical_weights: Sequence[float] = (),
+    reranker: Reranker | None = None,
+    rerank_candidates: Sequence[int] = (),
+    product_default: HybridSettings | None = None,
 ) -> dict[str, Any]:
     """One run from the files: the questions, their qrels and the corpus, indexed into `index_dir` (reused when it
     already holds the same documents embedded by the same model)."""
@@ -266,6 +314,9 @@ def evaluate_retrieval_files(
             embedder=embedder,
             write=write,
             lexical_weights=lexical_weights,
+            reranker=reranker,
+            rerank_candidates=rerank_candidates,
+            product_default=product_default,
         )
     finally:
         index.close()
@@ -277,12 +328,14 @@ def evaluate_retrieval_files(
 
 
 def format_retrieval_table(result: dict[str, Any]) -> str:
-    header = f"{'mode':<16}" + "".join(f"{name:>11}" for name in (*METRICS, "p50 ms", "p95 ms"))
+    width = max(16, *(len(mode) + 1 for mode in result["modes"]))
+    header = f"{'mode':<{width}}" + "".join(f"{name:>11}" for name in (*METRICS, "p50 ms", "p95 ms"))
     lines = [f"{result['n_questions']} questions over {result['n_docs']:,} documents", header, "-" * len(header)]
     for mode, values in result["modes"].items():
         cells = [f"{values[name]:>11.4f}" for name in METRICS]
         cells += [f"{values['latency_ms_p50']:>11.1f}", f"{values['latency_ms_p95']:>11.1f}"]
-        lines.append(f"{mode:<16}" + "".join(cells))
+        marker = " (default)" if mode == result.get("default_mode") else ""
+        lines.append(f"{mode:<{width}}" + "".join(cells) + marker)
     build = result.get("build")
     if build and not build["reused"]:
         rates = ", ".join(f"{stage} {rate:,.0f}/s" for stage, rate in build["docs_per_second"].items())

@@ -7,12 +7,22 @@ reciprocal-rank fusion, which ignores the scores' scales altogether.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from indexer.base import NO_FILTERS, Embedder, Hit, LexicalIndex, SearchFilters, VectorIndex
+from indexer.base import (
+    NO_FILTERS,
+    AbstractLookup,
+    Embedder,
+    FusedHit,
+    Hit,
+    LexicalIndex,
+    Reranker,
+    SearchFilters,
+    VectorIndex,
+)
+from indexer.reranking import rerank_hits
 
 Fusion = Literal["weighted", "rrf"]
 Mode = Literal["hybrid", "lexical", "semantic"]
@@ -26,22 +36,16 @@ class HybridSettings(BaseModel, frozen=True):
     semantic_weight: float = Field(0.3, ge=0, le=1, description="Weight of the normalised dense score.")
     rrf_k: int = Field(60, ge=1, le=1000, description="Reciprocal-rank fusion's constant: 1 / (k + rank).")
     candidates_per_leg: int = Field(50, ge=50, le=1000, description="Candidates each leg returns before fusion.")
+    rerank: bool = Field(False, description="Re-score the top fused candidates with the trained reranker.")
+    rerank_candidates: int = Field(
+        30, ge=1, le=100, description="How many of the top fused candidates the reranker re-scores."
+    )
 
     @model_validator(mode="after")
     def _weights_are_usable(self) -> HybridSettings:
         if self.lexical_weight + self.semantic_weight <= 0:
             raise ValueError("at least one leg needs a positive weight")
         return self
-
-
-@dataclass(frozen=True)
-class FusedHit:
-    pmid: str
-    score: float
-    lexical_score: float  # min-max normalised, 0 when the lexical leg did not return the PMID
-    semantic_score: float
-    lexical_raw: float | None
-    semantic_raw: float | None
 
 
 def min_max(hits: list[Hit]) -> dict[str, float]:
@@ -103,8 +107,23 @@ def hybrid_search(
     embedder: Embedder,
     settings: HybridSettings,
     filters: SearchFilters = NO_FILTERS,
+    reranker: Reranker | None = None,
+    abstracts: AbstractLookup | None = None,
 ) -> list[FusedHit]:
-    """Run the legs the mode needs in parallel (tantivy, the vector engines and torch release the GIL) and fuse."""
+    """Run the legs the mode needs in parallel (tantivy, the vector engines and torch release the GIL) and fuse;
+    with `settings.rerank`, the reranker then re-scores the top `rerank_candidates` (it reads them from
+    `abstracts`)."""
+    if settings.rerank:
+        if reranker is None or abstracts is None:
+            raise ValueError("reranking needs a reranker and a way to read the candidates' abstracts")
+        wide = settings.model_copy(update={"top_k": max(settings.top_k, settings.rerank_candidates), "rerank": False})
+        fused = hybrid_search(
+            query, lexical=lexical, vectors=vectors, embedder=embedder, settings=wide, filters=filters
+        )
+        reranked = rerank_hits(
+            query, fused, reranker=reranker, abstracts=abstracts, candidates=settings.rerank_candidates
+        )
+        return reranked[: settings.top_k]
     limit = max(settings.candidates_per_leg, settings.top_k)
     with ThreadPoolExecutor(max_workers=2) as pool:
         lexical_future = (

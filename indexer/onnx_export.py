@@ -43,7 +43,7 @@ def exported_model_dir(model_path: Path, cache_dir: Path, *, label: str) -> Path
     """The cache folder holding `model_path`'s ONNX export, exporting it on first use."""
     if not model_path.is_dir():
         raise ValueError(f"the ONNX backends export from a local model folder; {model_path} is not one")
-    target = cache_dir / "embedders" / f"{_slug(label)}-{fingerprint(model_path)}"
+    target = cache_dir / "embedders" / f"{slug(label)}-{fingerprint(model_path)}"
     if (target / _DONE).exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -80,9 +80,9 @@ def export_onnx(model_path: Path, out: Path) -> None:
     (out / "onnx").mkdir(exist_ok=True)
     raw = out / "onnx" / "model.raw.onnx"
     _trace_to_onnx(out, raw)
-    _fuse(raw, out / FP32_FILE, out)
+    fuse_graph(raw, out / FP32_FILE, out)
     raw.unlink()
-    _quantize(out / FP32_FILE, out / INT8_FILE)
+    quantize_graph(out / FP32_FILE, out / INT8_FILE)
     (out / _DONE).write_text(json.dumps({"export_version": EXPORT_VERSION, "source": str(model_path)}) + "\n")
 
 
@@ -151,7 +151,7 @@ def _pooled_encoder(model: Any, pooling: str) -> Any:
     return PooledEncoder(model, pooling)
 
 
-def _fuse(raw: Path, out: Path, model_dir: Path) -> None:
+def fuse_graph(raw: Path, out: Path, model_dir: Path) -> None:
     config = json.loads((model_dir / "config.json").read_text())
     model_type = _FUSABLE.get(config.get("model_type", ""))
     if model_type is None:
@@ -169,7 +169,7 @@ def _fuse(raw: Path, out: Path, model_dir: Path) -> None:
     fused.save_model_to_file(str(out))
 
 
-def _quantize(fp32: Path, out: Path) -> None:
+def quantize_graph(fp32: Path, out: Path) -> None:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -193,7 +193,7 @@ def _max_seq_length(model_dir: Path) -> int:
     return int(json.loads((model_dir / "config.json").read_text())["max_position_embeddings"])
 
 
-def _slug(label: str) -> str:
+def slug(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "--", label).strip("-") or "model"
 
 

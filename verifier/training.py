@@ -19,12 +19,12 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
 
+from indexer.training_resume import RESUME_FILE, ResumePoint, length_bucketed_batches
 from verifier.cross_encoder import CrossEncoderVerifier
 from verifier.datasets import LABELS, ClaimDocumentPair
 from verifier.metrics import score_classifier
@@ -126,77 +126,12 @@ def _class_weights(labels: Sequence[str]) -> torch.Tensor:
     return torch.tensor(weights, dtype=torch.float32)
 
 
-def _length_bucketed_batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> list[list[int]]:
-    """Shuffled batches of similar length: far less padding than random batches, still a random order."""
-    order = list(range(len(lengths)))
-    rng.shuffle(order)
-    pool = batch_size * 50
-    batches: list[list[int]] = []
-    for start in range(0, len(order), pool):
-        chunk = sorted(order[start : start + pool], key=lengths.__getitem__)
-        batches.extend(chunk[index : index + batch_size] for index in range(0, len(chunk), batch_size))
-    rng.shuffle(batches)
-    return batches
-
-
 def evaluate_examples(verifier: CrossEncoderVerifier, examples: Sequence[Example]) -> dict[str, object]:
     return score_classifier(verifier, [(e.claim, e.passage) for e in examples], [e.label for e in examples])
 
 
 def _f1s(scores: dict[str, dict[str, object]]) -> str:
     return json.dumps({name: score["macro_f1"] for name, score in scores.items()})
-
-
-RESUME_FILE = "resume.pt"
-
-
-class ResumePoint:
-    """Model, optimiser, schedule and the epoch's batch order every few steps, so a killed run (a session's time
-    limit, a machine taken back) goes on where it stopped instead of starting over. Kept only while training."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def load(self, config: TrainingConfig) -> dict[str, Any] | None:
-        if not self.path.exists():
-            return None
-        state: dict[str, Any] = torch.load(self.path, weights_only=False)
-        if state.get("config") != asdict(config):
-            logger.warning("ignoring %s: it was written with another configuration", self.path)
-            return None
-        return state
-
-    def save(
-        self,
-        config: TrainingConfig,
-        model: torch.nn.Module,
-        optimizer: torch.optim.Optimizer,
-        schedule: Any,
-        rng: random.Random,
-        epoch: int,
-        step: int,
-        batches: list[list[int]] | None,
-        history: list[dict[str, object]],
-        best_score: float,
-    ) -> None:
-        state = {
-            "config": asdict(config),
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "schedule": schedule.state_dict(),
-            "rng": rng.getstate(),
-            "epoch": epoch,
-            "step": step,
-            "batches": batches,
-            "history": history,
-            "best_score": best_score,
-        }
-        partial = self.path.with_suffix(".partial")
-        torch.save(state, partial)
-        partial.replace(self.path)  # atomic: a kill while writing leaves the previous point intact
-
-    def clear(self) -> None:
-        self.path.unlink(missing_ok=True)
 
 
 def train_verifier(
@@ -254,7 +189,7 @@ def train_verifier(
     for epoch in range(first_epoch, config.epochs + 1):
         model.train()
         running = 0.0
-        batches = epoch_batches or _length_bucketed_batches(lengths, config.batch_size, rng)
+        batches = epoch_batches or length_bucketed_batches(lengths, config.batch_size, rng)
         epoch_batches = None
         for step, batch in enumerate(batches, start=1):
             if step <= skip_steps:

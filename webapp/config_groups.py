@@ -220,6 +220,17 @@ class EnginesConfig(_Group):
     torch_threads: int = Field(
         2, ge=1, validation_alias="VERIMED_TORCH_THREADS", description="CPU threads for the embedding and NLI models"
     )
+    reranker_model: str = Field(
+        str(BASE_DIR / "indexer" / "models" / "verimed-minilm-reranker"),
+        validation_alias="VERIMED_RERANKER_MODEL",
+        description="the reranker checkpoint (`manage.py train_reranker` makes one); the search setting `rerank` "
+        "turns it on",
+    )
+    reranker_backend: Literal["torch", "onnx-int8"] = Field(
+        "onnx-int8",
+        validation_alias="VERIMED_RERANKER_BACKEND",
+        description="`onnx-int8` (exported once into the model cache) or `torch`",
+    )
     background_embedding: Flag = Field(
         True,
         validation_alias="VERIMED_BACKGROUND_EMBEDDING",

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from indexer.base import NO_FILTERS, Hit, SearchFilters
+from indexer.base import NO_FILTERS, FusedHit, Hit, SearchFilters
 from indexer.chunking import Chunker
 from indexer.embedder import SentenceTransformerEmbedder
-from indexer.hybrid import FusedHit, HybridSettings, fuse, hybrid_search, min_max
+from indexer.hybrid import HybridSettings, fuse, hybrid_search, min_max
 from indexer.qdrant_edge_index import QdrantEdgeIndex
 from indexer.records import ArticleRecord
 from indexer.tantivy_index import TantivyIndex

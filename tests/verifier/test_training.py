@@ -8,14 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from indexer.training_resume import RESUME_FILE, ResumePoint, length_bucketed_batches
 from verifier.cross_encoder import CrossEncoderVerifier
 from verifier.datasets import ClaimDocumentPair, Document
 from verifier.training import (
-    RESUME_FILE,
     Example,
-    ResumePoint,
     TrainingConfig,
-    _length_bucketed_batches,
     build_examples,
     evidence_choice,
     train_verifier,
@@ -44,7 +42,7 @@ def test_whole_abstract_examples_and_hard_negatives() -> None:
 
 def test_length_buckets_cover_every_example_once() -> None:
     lengths = [random.Random(1).randint(10, 500) for _ in range(101)]
-    batches = _length_bucketed_batches(lengths, 8, random.Random(2))
+    batches = length_bucketed_batches(lengths, 8, random.Random(2))
     assert sorted(index for batch in batches for index in batch) == list(range(101))
     assert all(len(batch) <= 8 for batch in batches)
 

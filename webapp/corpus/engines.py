@@ -6,16 +6,27 @@ when a rebuild switches generation, the next call closes the old engines and ope
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Collection, Iterable
 from functools import cache
 
 from django.conf import settings
 
-from indexer.base import Embedder, EmbedderOptions, LexicalIndex, LexicalOptions, VectorIndex, VectorOptions
+from indexer.base import (
+    Embedder,
+    EmbedderOptions,
+    LexicalIndex,
+    LexicalOptions,
+    Reranker,
+    VectorIndex,
+    VectorOptions,
+)
 from indexer.registry import build_embedder, build_lexical_index, build_vector_index
+from indexer.reranker import CrossEncoderReranker, RerankerLoadError
 from webapp.corpus.services.generations import active_generation
 
+logger = logging.getLogger(__name__)
 _lock = threading.RLock()
 _open_generation: str | None = None
 _lexical: dict[str, LexicalIndex] = {}
@@ -92,6 +103,16 @@ def vector_index() -> VectorIndex:
     return vector_index_for(_follow_active_generation())
 
 
+@cache
+def reranker() -> Reranker:
+    return CrossEncoderReranker(
+        settings.VERIMED_RERANKER_MODEL,
+        backend=settings.VERIMED_RERANKER_BACKEND,
+        cache_dir=settings.VERIMED_MODEL_CACHE,
+        threads=settings.VERIMED_TORCH_THREADS,
+    )
+
+
 def embedder_dimension() -> int:
     model = embedder()
     # A model other than the packaged one tells its dimension once loaded: embedding one text loads it.
@@ -103,9 +124,9 @@ def embedder_dimension() -> int:
 ENGINES_BY_QUEUE: dict[str, frozenset[str]] = {
     "ingest": frozenset({"lexical", "vectors"}),
     "embed": frozenset({"embedder", "vectors"}),
-    "llm": frozenset({"embedder", "lexical", "vectors"}),
+    "llm": frozenset({"embedder", "lexical", "vectors", "reranker"}),
 }
-ALL_ENGINES = frozenset({"embedder", "lexical", "vectors"})
+ALL_ENGINES = frozenset({"embedder", "lexical", "vectors", "reranker"})
 
 
 def engines_for_queues(queues: Iterable[str]) -> frozenset[str]:
@@ -123,6 +144,12 @@ def warm_up(parts: Collection[str] = ALL_ENGINES) -> None:
         lexical_index().count()
     if "vectors" in parts:
         vector_index().count()
+    if "reranker" in parts:
+        try:
+            reranker().warm_up()
+        except RerankerLoadError:
+            # Only a search that asks to rerank needs it: that search fails with this reason; the rest work on.
+            logger.exception("the reranker could not be loaded")
 
 
 def release_engines() -> None:

@@ -15,6 +15,9 @@ from webapp.qa.search_options import (
     FUSION_PRESETS,
     MODES,
     PRESETS_BY_KEY,
+    RERANK_CHOICES,
+    RERANK_OFF,
+    RERANK_ON,
     TOP_K_CHOICES,
 )
 from webapp.qa.selectors import article_filter_choices
@@ -42,6 +45,14 @@ class SearchSettingsForm(forms.Form):
         coerce=int,
         empty_value=None,
         required=False,
+    )
+    rerank = forms.ChoiceField(
+        label="Rerank",
+        choices=RERANK_CHOICES,
+        required=False,
+        widget=forms.RadioSelect,
+        help_text="The reranker, a model trained on BioASQ, reads the top candidates again and reorders them "
+        "(about a second more per question on a CPU).",
     )
     year_from = forms.IntegerField(
         label="Published from (year)", min_value=YEAR_MIN, max_value=YEAR_MAX, required=False
@@ -89,6 +100,7 @@ class SearchSettingsForm(forms.Form):
         self.fields["mode"].initial = defaults.mode
         self.fields["top_k"].initial = str(defaults.top_k if defaults.top_k in TOP_K_CHOICES else DEFAULT_TOP_K)
         self.fields["fusion"].initial = DEFAULT_PRESET
+        self.fields["rerank"].initial = RERANK_ON if defaults.rerank else RERANK_OFF
 
     def clean_mesh(self) -> tuple[str, ...]:
         # Semicolons, not commas: MeSH names themselves contain commas ("Diabetes Mellitus, Type 2").
@@ -123,6 +135,7 @@ class SearchSettingsForm(forms.Form):
                 "fusion": preset.fusion,
                 "lexical_weight": preset.lexical_weight,
                 "semantic_weight": preset.semantic_weight,
+                "rerank": defaults.rerank if not data.get("rerank") else data["rerank"] == RERANK_ON,
             }
         )
 

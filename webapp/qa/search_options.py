@@ -33,6 +33,9 @@ MODES: Final = (
     ("lexical", "Lexical only (BM25)"),
     ("semantic", "Semantic only (dense vectors)"),
 )
+RERANK_ON: Final = "on"
+RERANK_OFF: Final = "off"
+RERANK_CHOICES: Final = ((RERANK_ON, "Rerank the top candidates"), (RERANK_OFF, "Keep the fusion's order"))
 TOP_K_CHOICES: Final = (5, 10, 15, 20)
 DEFAULT_TOP_K: Final = 10
 
@@ -67,6 +70,8 @@ def search_summary(settings: dict[str, Any]) -> str:
     parts = [dict(MODES).get(mode, mode)]
     if mode == "hybrid":
         parts[0] += f", {_fusion_text(retrieval)}"
+    if retrieval.get("rerank"):
+        parts.append(f"reranked (top {retrieval.get('rerank_candidates')})")
     parts.append(f"{retrieval.get('top_k', DEFAULT_TOP_K)} abstracts")
     year_from, year_to = filters.get("year_from"), filters.get("year_to")
     if year_from or year_to:

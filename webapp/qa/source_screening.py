@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from indexer.hybrid import FusedHit, hybrid_search
+from indexer.base import FusedHit
+from indexer.hybrid import hybrid_search
 from webapp.corpus import engines
 from webapp.corpus.models import Article
 from webapp.corpus.study_design import article_study_design, design_strength
@@ -57,6 +58,7 @@ def _without_retracted(query: str, hits: list[FusedHit], pipeline: PipelineSetti
 
 
 def _search(query: str, pipeline: PipelineSettings, *, top_k: int) -> list[FusedHit]:
+    rerank = pipeline.retrieval.rerank
     return hybrid_search(
         query,
         lexical=engines.lexical_index(),
@@ -64,7 +66,16 @@ def _search(query: str, pipeline: PipelineSettings, *, top_k: int) -> list[Fused
         embedder=engines.embedder(),
         settings=pipeline.retrieval.model_copy(update={"top_k": top_k}),
         filters=pipeline.filters.search_filters(),
+        # Loaded only where a search asks for it: the retrieve stage, on the llm queue's worker.
+        reranker=engines.reranker() if rerank else None,
+        abstracts=stored_abstracts if rerank else None,
     )
+
+
+def stored_abstracts(pmids: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """Title and abstract of the stored articles among `pmids`: what the reranker reads."""
+    rows = Article.objects.filter(pmid__in=list(pmids)).values_list("pmid", "title", "abstract")
+    return {pmid: (title, abstract) for pmid, title, abstract in rows}
 
 
 def _stronger_designs_first(hits: list[FusedHit]) -> list[FusedHit]:

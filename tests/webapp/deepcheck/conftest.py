@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from pytest_django.fixtures import Settings
 
-from indexer.hybrid import FusedHit
+from indexer.base import FusedHit
 from tests.webapp.factories import answer_awaiting_verification
 from webapp.corpus.models import Article
 from webapp.deepcheck import pipeline

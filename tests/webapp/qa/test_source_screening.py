@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.hybrid import FusedHit
+from indexer.base import FusedHit
 from indexer.records import ArticleRecord
 from tests.webapp.factories import article_retracted
 from webapp.corpus.models import Article

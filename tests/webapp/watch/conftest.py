@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from pytest_django.fixtures import Settings
 
-from indexer.hybrid import FusedHit
+from indexer.base import FusedHit
 from tests.webapp.factories import answer_awaiting_verification
 from webapp.corpus.models import Article
 from webapp.qa import services as qa_services

@@ -32,6 +32,7 @@ from generator.model_files import MODELS, ModelFileError
 from indexer.errors import IndexerError
 from indexer.evaluation import evaluate_retrieval_files, evaluation_index_dir, format_retrieval_table
 from indexer.hybrid import HybridSettings
+from indexer.reranker import RerankerLoadError, check_reranker_folder
 from verifier.datasets import DatasetFormatError
 from verifier.deep_check_evaluation import evaluate_deep_check, format_deep_check_table
 from verifier.evaluation import evaluate_verification, format_verification_table
@@ -112,6 +113,16 @@ class Command(BaseCommand):
             help="Also run weighted fusion with each of these lexical weights (semantic = 1 - it), to tune on held-out "
             "questions.",
         )
+        retrieval.add_argument(
+            "--rerank-candidates",
+            type=int,
+            nargs="+",
+            help="Candidates the reranked modes re-score: the first count gives <fusion>_reranked, each further one "
+            "<fusion>_reranked_top<N> (default: the product's count).",
+        )
+        retrieval.add_argument(
+            "--no-rerank", action="store_true", help="Leave out the reranked modes (no reranker checkpoint needed)."
+        )
 
         evidence = stages.add_parser("evidence", help="Sentence-level evidence extraction on rationale pairs.")
         evidence.add_argument("--claims", type=Path, required=True)
@@ -158,6 +169,14 @@ class Command(BaseCommand):
     def _retrieval(self, options: dict[str, Any]) -> dict[str, Any]:
         corpus: list[Path] = options["corpus"]
         _require(*corpus, options["questions"], options["qrels"])
+        product = default_pipeline_settings().retrieval
+        reranker = None
+        if not options["no_rerank"]:
+            try:
+                check_reranker_folder(settings.VERIMED_RERANKER_MODEL)
+            except RerankerLoadError as exc:
+                raise CommandError(f"{exc} (train one with manage.py train_reranker, or pass --no-rerank)") from exc
+            reranker = engines.reranker()
         try:
             return evaluate_retrieval_files(
                 corpus=corpus,
@@ -167,6 +186,9 @@ class Command(BaseCommand):
                 embedder=engines.embedder(),
                 write=self.stdout.write,
                 lexical_weights=options["lexical_weights"] or (),
+                reranker=reranker,
+                rerank_candidates=options["rerank_candidates"] or [product.rerank_candidates],
+                product_default=product,
             )
         except IndexerError as exc:
             raise CommandError(str(exc)) from exc

@@ -1,0 +1,36 @@
+"""Re-scoring the fused candidates with the reranker: each abstract is read as passage windows and scores as its
+best window (max pooling), the candidates are reordered by that score and the rest keep the fusion's order."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from indexer.base import AbstractLookup, FusedHit, Reranker
+from indexer.passages import passage_windows
+
+
+def rerank_hits(
+    query: str, hits: Sequence[FusedHit], *, reranker: Reranker, abstracts: AbstractLookup, candidates: int
+) -> list[FusedHit]:
+    """The first `candidates` hits reordered by the reranker (each with its `rerank_score`), then the others.
+
+    A candidate whose abstract the lookup does not know cannot be read; it goes after the reranked ones, keeping its
+    fused order, rather than being dropped."""
+    head, tail = list(hits[:candidates]), list(hits[candidates:])
+    texts = abstracts([hit.pmid for hit in head])
+    owners: list[int] = []
+    passages: list[str] = []
+    for position, hit in enumerate(head):
+        if hit.pmid in texts:
+            windows = passage_windows(*texts[hit.pmid])
+            owners += [position] * len(windows)
+            passages += windows
+    best: dict[int, float] = {}
+    for position, score in zip(owners, reranker.score(query, passages).tolist(), strict=True):
+        best[position] = max(best.get(position, score), score)
+    # Ties (rare with float scores) keep the fused order: sorted() is stable.
+    read = sorted(best, key=lambda position: -best[position])
+    unread = [position for position in range(len(head)) if position not in best]
+    reranked = [dataclasses.replace(head[position], rerank_score=round(best[position], 4)) for position in read]
+    return reranked + [head[position] for position in unread] + tail
