@@ -112,3 +112,26 @@ def test_a_follow_up_is_rewritten_asked_in_its_thread_and_listed_under_it(stack:
     expect(thread.locator(":scope > a")).to_have_text(QUESTIONS[0])
     expect(thread.locator("li.history-follow-up > a")).to_have_text([rewritten])
     shot(page, "follow-up-history")
+
+
+ASK_TWICE_SCRIPT = """
+from django.contrib.auth.models import User
+from webapp.qa.follow_ups import follow_up_ask, follow_up_draft_create
+from webapp.qa.services import question_create
+user = User.objects.get(username={user!r})
+parent = question_create(text="Is everolimus an mTOR inhibitor?", user=user, enqueue=False)
+draft = follow_up_draft_create(parent=parent, user=user, text="And in transplants?", enqueue=False)
+first = follow_up_ask(draft=draft, text="Is everolimus used in transplants?", user=user, enqueue=False)
+again = follow_up_ask(draft=draft, text="Is everolimus used in transplants?", user=user, enqueue=False)
+print(first.pk == again.pk, first.parent_id == parent.pk)
+"""
+
+
+@pytest.mark.profiles("production")
+def test_asking_a_follow_up_locks_its_draft_on_postgresql(stack: RunningStack) -> None:
+    """The ask locks the draft row; PostgreSQL refuses a lock over the nullable side of an outer join, which SQLite
+    (no row locks) never showed: the browser flow above answered 500 on the production profile."""
+    result = stack.manage("shell", "-c", ASK_TWICE_SCRIPT.format(user=USERS["researcher"]))
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-2:] == ["True", "True"]
