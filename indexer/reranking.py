@@ -4,10 +4,16 @@ best window (max pooling), the candidates are reordered by that score and the re
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 
 from indexer.base import AbstractLookup, FusedHit, Reranker
 from indexer.passages import passage_windows
+
+
+# Splitting sentences is the slow part of reading a candidate (pysbd, a few ms an abstract), and the same abstracts
+# come back across questions on one topic: the windows of the most recent ones are kept.
+_windows = functools.lru_cache(maxsize=4096)(passage_windows)
 
 
 def rerank_hits(
@@ -23,7 +29,7 @@ def rerank_hits(
     passages: list[str] = []
     for position, hit in enumerate(head):
         if hit.pmid in texts:
-            windows = passage_windows(*texts[hit.pmid])
+            windows = _windows(*texts[hit.pmid])
             owners += [position] * len(windows)
             passages += windows
     best: dict[int, float] = {}

@@ -10,7 +10,16 @@ import pytest
 
 from indexer.embedder import SentenceTransformerEmbedder
 from indexer.errors import CorpusFormatError
-from indexer.evaluation import evaluate_retrieval_files, read_qrels, read_questions, scores
+from indexer.evaluation import (
+    evaluate_retrieval_files,
+    mode_name,
+    product_modes,
+    read_qrels,
+    read_questions,
+    scores,
+)
+from indexer.hybrid import HybridSettings
+from indexer.reranker import CrossEncoderReranker
 
 # Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
 pytestmark = pytest.mark.model
@@ -118,11 +127,20 @@ def test_a_run_measures_every_mode_and_the_bm25s_peer_on_real_data(
         index_dir=tmp_path / "index",
         embedder=minilm,
         write=lambda line: None,
+        reranker=CrossEncoderReranker(),
+        rerank_candidates=[20, 10],
+        product_default=HybridSettings(
+            fusion="rrf", lexical_weight=0.5, semantic_weight=0.5, rerank=True, rerank_candidates=20
+        ),
     )
 
     assert result["n_questions"] == 3
     assert result["n_docs"] > 80
-    assert set(result["modes"]) >= {"lexical", "semantic", "hybrid", "bm25s_baseline"}
+    assert set(result["modes"]) >= {
+        "lexical", "semantic", "hybrid", "hybrid_rrf", "bm25s_baseline",
+        "hybrid_reranked", "hybrid_rrf_reranked", "hybrid_reranked_top10", "hybrid_rrf_reranked_top10",
+    }  # fmt: skip
+    assert result["default_mode"] == "hybrid_rrf_reranked"
     for values in result["modes"].values():
         assert set(values) >= {"p@10", "map@10", "ndcg@10", "recall@100", "latency_ms_p50", "latency_ms_p95"}
         assert all(0.0 <= values[name] <= 1.0 for name in ("p@10", "map@10", "ndcg@10", "recall@100"))
@@ -132,3 +150,16 @@ def test_a_run_measures_every_mode_and_the_bm25s_peer_on_real_data(
     assert result["modes"]["bm25s_baseline"]["ndcg@10"] > 0.3
     assert result["build"]["docs"] == result["n_docs"]
     assert result["build"]["docs_per_second"]["embed"] > 0
+
+
+def test_the_default_mode_is_named_by_the_measured_mode_that_searches_the_same_way() -> None:
+    modes = product_modes(rerank_candidates=[30, 50])
+
+    assert mode_name(HybridSettings(fusion="weighted", lexical_weight=0.7, semantic_weight=0.3), modes) == "hybrid"
+    rrf = HybridSettings(fusion="rrf", lexical_weight=0.5, semantic_weight=0.5, top_k=5)
+    assert mode_name(rrf, modes) == "hybrid_rrf"  # depth aside
+    assert mode_name(rrf.model_copy(update={"rerank": True, "rerank_candidates": 50}), modes) == (
+        "hybrid_rrf_reranked_top50"
+    )
+    assert mode_name(rrf.model_copy(update={"rerank": True, "rerank_candidates": 40}), modes) is None
+    assert mode_name(HybridSettings(mode="semantic"), modes) == "semantic"

@@ -24,7 +24,7 @@ from webapp.watch.selectors import RECHECKS_LISTED
 
 # The API offers a narrower range than the pipeline accepts: enough to compare runs, never a huge prompt.
 API_TOP_K = (5, 20)
-_RETRIEVAL_FIELDS = ("mode", "top_k", "lexical_weight", "semantic_weight", "fusion")
+_RETRIEVAL_FIELDS = ("mode", "top_k", "lexical_weight", "semantic_weight", "fusion", "rerank")
 _FILTER_FIELDS = (
     "year_from", "year_to", "journals", "publication_types", "mesh", "include_retracted", "prefer_stronger_designs",
 )  # fmt: skip
@@ -76,6 +76,7 @@ class QuestionCreateSerializer(serializers.Serializer):
     lexical_weight = serializers.FloatField(**_documented(HybridSettings, "lexical_weight"))
     semantic_weight = serializers.FloatField(**_documented(HybridSettings, "semantic_weight"))
     fusion = serializers.ChoiceField(choices=get_args(Fusion), **_documented(HybridSettings, "fusion"))
+    rerank = serializers.BooleanField(**_documented(HybridSettings, "rerank"))
     year_from = serializers.IntegerField(allow_null=True, **_documented(RetrievalFilters, "year_from"))
     year_to = serializers.IntegerField(allow_null=True, **_documented(RetrievalFilters, "year_to"))
     journals = serializers.ListField(
@@ -265,6 +266,10 @@ class RetrievedSerializer(serializers.Serializer):
     semantic_score = serializers.FloatField(help_text="Min-max normalised cosine score; 0 if that leg missed it.")
     lexical_raw = serializers.FloatField(allow_null=True)
     semantic_raw = serializers.FloatField(allow_null=True)
+    rerank_score = serializers.FloatField(
+        allow_null=True, help_text="The reranker's score of its best passage (the order it was given); null when "
+        "the question's search did not rerank, or this abstract was beyond the candidates it re-scored."
+    )
     source = SourceSerializer(allow_null=True, help_text="None when the article has since left the corpus.")
 
 

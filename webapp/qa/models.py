@@ -111,6 +111,9 @@ class RetrievedDocument(models.Model):
     semantic_score = models.FloatField(help_text="min-max normalised cosine score; 0 if the dense leg missed it")
     lexical_raw = models.FloatField(null=True)
     semantic_raw = models.FloatField(null=True)
+    rerank_score = models.FloatField(
+        null=True, help_text="the reranker's score of the abstract's best passage; null when it was not reranked"
+    )
 
     class Meta:
         ordering = ["question", "rank"]

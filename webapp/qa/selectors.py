@@ -120,6 +120,7 @@ def question_payload(question: Question) -> dict[str, Any]:
                 "semantic_score": doc.semantic_score,
                 "lexical_raw": doc.lexical_raw,
                 "semantic_raw": doc.semantic_raw,
+                "rerank_score": doc.rerank_score,
                 "source": _source(articles[doc.pmid]) if doc.pmid in articles else None,
             }
             for doc in retrieved

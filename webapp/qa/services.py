@@ -223,6 +223,7 @@ def question_retrieve(*, question_id: int) -> None:
                 semantic_score=hit.semantic_score,
                 lexical_raw=hit.lexical_raw,
                 semantic_raw=hit.semantic_raw,
+                rerank_score=hit.rerank_score,
             )
             for rank, hit in enumerate(hits, start=1)
         )

@@ -9,6 +9,7 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
+from indexer.hybrid import HybridSettings
 from webapp.corpus.models import Article
 from webapp.qa.models import Question
 
@@ -153,3 +154,24 @@ def test_journal_and_type_choices_come_from_the_index_most_frequent_first(
     assert page.index("Journal Article (3)") < page.index("Randomized Controlled Trial (1)") < page.index("Review (1)")
     assert "&lt;script&gt;alert(&#x27;journal&#x27;)&lt;/script&gt;" in page
     assert "<script>alert('journal')" not in page
+
+
+@pytest.mark.parametrize(("choice", "stored"), [("on", True), ("off", False)])
+def test_the_rerank_choice_is_stored_on_the_question(researcher_client: Client, choice: str, stored: bool) -> None:
+    researcher_client.post("/", {"question": "What does everolimus inhibit?", "rerank": choice})
+
+    assert Question.objects.get().settings["retrieval"]["rerank"] is stored
+
+
+def test_a_form_without_the_rerank_choice_asks_with_the_sites_default(researcher_client: Client) -> None:
+    researcher_client.post("/", {"question": "What does everolimus inhibit?"})
+
+    assert Question.objects.get().settings["retrieval"]["rerank"] is HybridSettings().rerank
+
+
+def test_the_question_page_says_it_reranked_and_how_many(researcher_client: Client) -> None:
+    researcher_client.post("/", {"question": "Q?", "mode": "semantic", "rerank": "on", "top_k": "5"})
+
+    page = researcher_client.get(f"/questions/{Question.objects.get().pk}/").content.decode()
+    candidates = HybridSettings().rerank_candidates
+    assert f"Semantic only (dense vectors) · reranked (top {candidates}) · 5 abstracts" in page
