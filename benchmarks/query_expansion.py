@@ -42,6 +42,13 @@ def main() -> None:
     parser.add_argument("--feedback-docs", type=int, nargs="+", default=[3, 5, 10])
     parser.add_argument("--terms", type=int, nargs="+", default=[5, 10])
     parser.add_argument("--weight", type=float, nargs="+", default=[0.2, 0.4])
+    parser.add_argument(
+        "--idf",
+        choices=("corpus", "candidates"),
+        default="corpus",
+        help="document frequencies from the whole corpus, or from the lexical leg's 100 candidates only (what a "
+        "search can read without asking the engine for statistics)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     corpus = [BENCHMARK / "corpus.jsonl.gz", BENCHMARK / "distractors.jsonl.gz"]
@@ -86,11 +93,18 @@ def main() -> None:
                 for question in questions:
                     original = query_terms(question.text)
                     pool: Counter[str] = Counter()
+                    if args.idf == "candidates":
+                        frequency: Counter[str] = Counter()
+                        for hit in base[question.id]:
+                            frequency.update(counts[hit.pmid].keys())
+                        size = len(base[question.id])
+                    else:
+                        frequency, size = document_frequency, total
                     for hit in base[question.id][:docs]:
                         length = sum(counts[hit.pmid].values()) or 1
                         for term, count in counts[hit.pmid].items():
                             if term not in original and not term.isdigit() and len(term) > 2:
-                                pool[term] += count / length * math.log(total / (1 + document_frequency[term]))
+                                pool[term] += count / length * math.log(size / (1 + frequency[term]))
                     extra = [term for term, _ in pool.most_common(terms)]
                     query = " ".join(original) + "".join(f" {term}^{weight}" for term in extra)
                     expanded[question.id] = lexical(query)

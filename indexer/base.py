@@ -124,8 +124,18 @@ class LexicalIndex(Protocol):
 
     def delete(self, pmids: Sequence[str]) -> None: ...
 
-    def search(self, query: str, *, limit: int, filters: SearchFilters = NO_FILTERS) -> list[Hit]:
-        """Best `limit` PMIDs for the query's terms (stopwords removed) among the documents `filters` admits."""
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        filters: SearchFilters = NO_FILTERS,
+        expansion: Mapping[str, float] | None = None,
+    ) -> list[Hit]:
+        """Best `limit` PMIDs for the query's terms (stopwords removed) among the documents `filters` admits.
+
+        `expansion` adds words (letters and digits only) to the query, each weighted by its value against the
+        query's own words (pseudo-relevance feedback, `indexer.query_expansion`)."""
 
     def count(self) -> int: ...
 

@@ -159,7 +159,9 @@ def _timed_rankings(
     return rankings, latencies
 
 
-RERANKED_FUSIONS = ("hybrid", "hybrid_rrf")
+RERANKED_FUSIONS = ("hybrid", "hybrid_rrf", "hybrid_rrf_prf")
+# Pseudo-relevance feedback on the lexical leg (`indexer.query_expansion`) with the product's expansion settings.
+EXPANDED = {"expand_query": True}
 _SAME_MODE_IGNORES = {"top_k", "candidates_per_leg", "rerank_candidates"}
 
 
@@ -169,6 +171,7 @@ def product_modes(
     """The product's own search settings per mode, each returning the evaluation depth; `lexical_weights` adds a
     weighted-fusion run per weight (the semantic weight is 1 minus it) for choosing the default on held-out data.
 
+    `<mode>_prf` runs the lexical and fused modes with pseudo-relevance feedback on the lexical leg.
     `rerank_candidates` adds `<fusion>_reranked` for each fusion, re-scoring the first count's candidates, and
     `<fusion>_reranked_top<N>` for each further count (how many candidates pay for their cost)."""
     sweep = {
@@ -187,6 +190,8 @@ def product_modes(
             top_k=DEPTH, fusion="rrf", lexical_weight=0.5, semantic_weight=0.5, candidates_per_leg=DEPTH
         ),
     }
+    for name in ("lexical", "hybrid", "hybrid_rrf"):
+        modes[f"{name}_prf"] = modes[name].model_copy(update=EXPANDED)
     for fusion in RERANKED_FUSIONS if rerank_candidates else ():
         for position, count in enumerate(rerank_candidates):
             name = f"{fusion}_reranked" + (f"_top{count}" if position else "")

@@ -22,6 +22,7 @@ from indexer.base import (
     SearchFilters,
     VectorIndex,
 )
+from indexer.query_expansion import candidate_texts, expansion_terms
 from indexer.reranking import rerank_hits
 
 Fusion = Literal["weighted", "rrf"]
@@ -36,6 +37,13 @@ class HybridSettings(BaseModel, frozen=True):
     semantic_weight: float = Field(0.3, ge=0, le=1, description="Weight of the normalised dense score.")
     rrf_k: int = Field(60, ge=1, le=1000, description="Reciprocal-rank fusion's constant: 1 / (k + rank).")
     candidates_per_leg: int = Field(50, ge=50, le=1000, description="Candidates each leg returns before fusion.")
+    expand_query: bool = Field(
+        False,
+        description="Pseudo-relevance feedback: the lexical leg searches again with words from its first results.",
+    )
+    expansion_feedback: int = Field(20, ge=1, le=100, description="Top lexical results the expansion words come from.")
+    expansion_terms: int = Field(20, ge=1, le=100, description="Words added to the lexical query.")
+    expansion_weight: float = Field(0.8, gt=0, le=1, description="Weight of an added word against the query's own.")
     rerank: bool = Field(False, description="Re-score the top fused candidates with the trained reranker.")
     rerank_candidates: int = Field(
         30, ge=1, le=100, description="How many of the top fused candidates the reranker re-scores."
@@ -113,13 +121,16 @@ def hybrid_search(
     """Run the legs the mode needs in parallel (tantivy, the vector engines and torch release the GIL) and fuse;
     with `settings.rerank`, the reranker then re-scores the top `rerank_candidates` (it reads them from
     `abstracts`)."""
+    if settings.expand_query and abstracts is None:
+        raise ValueError("query expansion needs a way to read the first results' abstracts")
     if settings.rerank:
         if reranker is None or abstracts is None:
             raise ValueError("reranking needs a reranker and a way to read the candidates' abstracts")
         wide = settings.model_copy(update={"top_k": max(settings.top_k, settings.rerank_candidates), "rerank": False})
         fused = hybrid_search(
-            query, lexical=lexical, vectors=vectors, embedder=embedder, settings=wide, filters=filters
-        )
+            query, lexical=lexical, vectors=vectors, embedder=embedder, settings=wide, filters=filters,
+            abstracts=abstracts,
+        )  # fmt: skip
         reranked = rerank_hits(
             query, fused, reranker=reranker, abstracts=abstracts, candidates=settings.rerank_candidates
         )
@@ -127,7 +138,9 @@ def hybrid_search(
     limit = max(settings.candidates_per_leg, settings.top_k)
     with ThreadPoolExecutor(max_workers=2) as pool:
         lexical_future = (
-            pool.submit(lexical.search, query, limit=limit, filters=filters) if settings.mode != "semantic" else None
+            pool.submit(_lexical_leg, query, lexical, limit, filters, settings, abstracts)
+            if settings.mode != "semantic"
+            else None
         )
         semantic_future = (
             pool.submit(lambda: vectors.search(embedder.embed([query])[0], limit=limit, filters=filters))
@@ -137,3 +150,31 @@ def hybrid_search(
         lexical_hits = lexical_future.result() if lexical_future else []
         semantic_hits = semantic_future.result() if semantic_future else []
     return fuse(lexical_hits, semantic_hits, settings)
+
+
+# The candidates whose words give the expansion words their document frequencies (as measured on BioASQ dev).
+EXPANSION_CANDIDATES = 100
+
+
+def _lexical_leg(
+    query: str,
+    lexical: LexicalIndex,
+    limit: int,
+    filters: SearchFilters,
+    settings: HybridSettings,
+    abstracts: AbstractLookup | None,
+) -> list[Hit]:
+    if not settings.expand_query or abstracts is None:
+        return lexical.search(query, limit=limit, filters=filters)
+    first = lexical.search(query, limit=max(limit, EXPANSION_CANDIDATES), filters=filters)
+    pmids = [hit.pmid for hit in first]
+    expansion = expansion_terms(
+        query,
+        candidate_texts(pmids, abstracts(pmids)),
+        feedback=settings.expansion_feedback,
+        terms=settings.expansion_terms,
+        weight=settings.expansion_weight,
+    )
+    if not expansion:
+        return first[:limit]
+    return lexical.search(query, limit=limit, filters=filters, expansion=expansion)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -201,17 +201,24 @@ class OpenSearchIndex:
             helpers.bulk(client, actions, chunk_size=_BULK_CHUNK, ignore_status=(404,))
             client.indices.refresh(index=self.index)
 
-    def search(self, query: str, *, limit: int, filters: SearchFilters = NO_FILTERS) -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        filters: SearchFilters = NO_FILTERS,
+        expansion: Mapping[str, float] | None = None,
+    ) -> list[Hit]:
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []
         client = self._ensure_index()
-        body = {"query": self._query(terms, filters), "size": limit, "_source": False}
+        body = {"query": self._query(terms, filters, expansion or {}), "size": limit, "_source": False}
         with self._translated_errors():
             response = client.search(index=self.index, body=body)
         return [Hit(pmid=str(hit["_id"]), score=float(hit["_score"])) for hit in response["hits"]["hits"]]
 
-    def _query(self, terms: list[str], filters: SearchFilters) -> dict[str, Any]:
+    def _query(self, terms: list[str], filters: SearchFilters, expansion: Mapping[str, float]) -> dict[str, Any]:
         # most_fields sums the title and full-text scores per term, as tantivy's query over both fields does;
         # filters sit in the bool query's filter context: inside the search, and without changing scores.
         text = {
@@ -221,7 +228,14 @@ class OpenSearchIndex:
                 "type": "most_fields",
             }
         }
-        return {"bool": {"must": [text], "filter": _filter_clauses(filters)}}
+        # As tantivy's query (an OR over every word): an expansion word may match on its own, its score weighted.
+        extra = [
+            {"multi_match": {**text["multi_match"], "query": word, "boost": weight}}
+            for term, weight in expansion.items()
+            for word in query_terms(term)
+        ]
+        should = {"should": [text, *extra], "minimum_should_match": 1}
+        return {"bool": {**should, "filter": _filter_clauses(filters)}}
 
     def count(self) -> int:
         client = self._ensure_index()

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from indexer.base import AbstractLookup, FusedHit, Reranker
 from indexer.passages import passage_windows
 
-
 # Splitting sentences is the slow part of reading a candidate (pysbd, a few ms an abstract), and the same abstracts
 # come back across questions on one topic: the windows of the most recent ones are kept.
 _windows = functools.lru_cache(maxsize=4096)(passage_windows)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -128,12 +128,24 @@ class TantivyIndex:
             for pmid in pmids:
                 writer.delete_documents_by_term("pmid", pmid)
 
-    def search(self, query: str, *, limit: int, filters: SearchFilters = NO_FILTERS) -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        filters: SearchFilters = NO_FILTERS,
+        expansion: Mapping[str, float] | None = None,
+    ) -> list[Hit]:
         terms = query_terms(query)
         if not terms:
             return []
         index = self._open()
-        text = index.parse_query(" ".join(terms), ["title", "body"], field_boosts={"title": self.title_boost})
+        # Expansion words pass through query_terms too (letters and digits only): no syntax reaches the parser but
+        # the boost written here.
+        extra = [f"{word}^{weight:.3f}" for term, weight in (expansion or {}).items() for word in query_terms(term)]
+        text = index.parse_query(
+            " ".join([*terms, *extra]), ["title", "body"], field_boosts={"title": self.title_boost}
+        )
         searcher = index.searcher()
         hits = searcher.search(self._filtered(index.schema, text, filters), limit).hits
         return [Hit(pmid=searcher.doc(address)["pmid"][0], score=float(score)) for score, address in hits]

@@ -172,6 +172,30 @@ def test_it_returns_at_most_limit_hits(index: LexicalIndex) -> None:
     assert len(hits) == 2
 
 
+def test_expansion_words_find_more_documents_below_those_the_query_matches(index: LexicalIndex) -> None:
+    plain = index.search("warfarin", limit=10)
+    expanded = index.search("warfarin", limit=10, expansion={"cholesterol": 0.3, "asthma": 0.3})
+
+    assert pmids(plain) == ["103"]
+    assert pmids(expanded)[0] == "103"
+    assert set(pmids(expanded)) == {"102", "103", "104"}
+
+
+def test_an_expansion_word_weighs_by_its_value(index: LexicalIndex) -> None:
+    light = index.search("warfarin", limit=10, expansion={"cholesterol": 0.1})
+    heavy = index.search("warfarin", limit=10, expansion={"cholesterol": 0.9})
+
+    assert light[0].score == pytest.approx(heavy[0].score)  # the query's own match is untouched
+    assert heavy[1].score > light[1].score > 0
+
+
+def test_expansion_words_are_plain_words_never_query_syntax(index: LexicalIndex) -> None:
+    hits = index.search("warfarin", limit=10, expansion={"cholesterol^99 OR (asthma": 0.5, "": 0.5})
+
+    assert pmids(hits)[0] == "103"
+    assert all(hit.score < 100 for hit in hits)
+
+
 def test_it_finds_a_non_ascii_word(make_index: MakeIndex) -> None:
     index = make_index()
     index.add(

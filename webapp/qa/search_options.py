@@ -70,6 +70,8 @@ def search_summary(settings: dict[str, Any]) -> str:
     parts = [dict(MODES).get(mode, mode)]
     if mode == "hybrid":
         parts[0] += f", {_fusion_text(retrieval)}"
+    if retrieval.get("expand_query") and mode != "semantic":
+        parts.append("query expanded from the first results")
     if retrieval.get("rerank"):
         parts.append(f"reranked (top {retrieval.get('rerank_candidates')})")
     parts.append(f"{retrieval.get('top_k', DEFAULT_TOP_K)} abstracts")

@@ -59,6 +59,7 @@ def _without_retracted(query: str, hits: list[FusedHit], pipeline: PipelineSetti
 
 def _search(query: str, pipeline: PipelineSettings, *, top_k: int) -> list[FusedHit]:
     rerank = pipeline.retrieval.rerank
+    reads_abstracts = rerank or pipeline.retrieval.expand_query
     return hybrid_search(
         query,
         lexical=engines.lexical_index(),
@@ -68,12 +69,12 @@ def _search(query: str, pipeline: PipelineSettings, *, top_k: int) -> list[Fused
         filters=pipeline.filters.search_filters(),
         # Loaded only where a search asks for it: the retrieve stage, on the llm queue's worker.
         reranker=engines.reranker() if rerank else None,
-        abstracts=stored_abstracts if rerank else None,
+        abstracts=stored_abstracts if reads_abstracts else None,
     )
 
 
 def stored_abstracts(pmids: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """Title and abstract of the stored articles among `pmids`: what the reranker reads."""
+    """Title and abstract of the stored articles among `pmids`: what the reranker and the query expansion read."""
     rows = Article.objects.filter(pmid__in=list(pmids)).values_list("pmid", "title", "abstract")
     return {pmid: (title, abstract) for pmid, title, abstract in rows}
 
