@@ -174,7 +174,16 @@ def evaluate_generation(
     )
     for done, item in enumerate(items, start=1):
         hits = hybrid_search(
-            item.question, lexical=index.lexical, vectors=index.vectors, embedder=embedder, settings=retrieval
+            item.question,
+            lexical=index.lexical,
+            vectors=index.vectors,
+            embedder=embedder,
+            settings=retrieval,
+            abstracts=lambda pmids: {
+                pmid: (index.articles[pmid].title, index.articles[pmid].abstract)
+                for pmid in pmids
+                if pmid in index.articles
+            },
         )
         context = focused_context(
             item.question,

@@ -159,7 +159,7 @@ def _timed_rankings(
     return rankings, latencies
 
 
-RERANKED_FUSIONS = ("hybrid", "hybrid_rrf", "hybrid_rrf_prf")
+RERANKED_FUSIONS = ("hybrid_prf", "hybrid_rrf_prf")
 # Pseudo-relevance feedback on the lexical leg (`indexer.query_expansion`) with the product's expansion settings.
 EXPANDED = {"expand_query": True}
 _SAME_MODE_IGNORES = {"top_k", "candidates_per_leg", "rerank_candidates"}

@@ -37,16 +37,19 @@ class HybridSettings(BaseModel, frozen=True):
     semantic_weight: float = Field(0.3, ge=0, le=1, description="Weight of the normalised dense score.")
     rrf_k: int = Field(60, ge=1, le=1000, description="Reciprocal-rank fusion's constant: 1 / (k + rank).")
     candidates_per_leg: int = Field(50, ge=50, le=1000, description="Candidates each leg returns before fusion.")
+    # On by default: on BioASQ dev it lifted the default fusion's MAP@10 from 0.321 to 0.388 (benchmarks/README.md).
     expand_query: bool = Field(
-        False,
+        True,
         description="Pseudo-relevance feedback: the lexical leg searches again with words from its first results.",
     )
     expansion_feedback: int = Field(20, ge=1, le=100, description="Top lexical results the expansion words come from.")
     expansion_terms: int = Field(20, ge=1, le=100, description="Words added to the lexical query.")
     expansion_weight: float = Field(0.8, gt=0, le=1, description="Weight of an added word against the query's own.")
+    # Off by default: the reranker trained here lowered the default fusion's MAP@10 on BioASQ dev (0.388 to 0.361
+    # with 10 candidates) and costs about 1.5 s a question on two CPU cores.
     rerank: bool = Field(False, description="Re-score the top fused candidates with the trained reranker.")
     rerank_candidates: int = Field(
-        30, ge=1, le=100, description="How many of the top fused candidates the reranker re-scores."
+        10, ge=1, le=100, description="How many of the top fused candidates the reranker re-scores."
     )
 
     @model_validator(mode="after")
@@ -118,11 +121,12 @@ def hybrid_search(
     reranker: Reranker | None = None,
     abstracts: AbstractLookup | None = None,
 ) -> list[FusedHit]:
-    """Run the legs the mode needs in parallel (tantivy, the vector engines and torch release the GIL) and fuse;
+    """Run the legs the mode needs in parallel (tantivy, the vector engines and torch release the GIL) and fuse.
+
+    `settings.expand_query` expands the lexical query from the words of its first results, which it reads through
+    `abstracts`: a caller that gives no lookup (a library user with only the indexes) gets the unexpanded leg;
     with `settings.rerank`, the reranker then re-scores the top `rerank_candidates` (it reads them from
     `abstracts`)."""
-    if settings.expand_query and abstracts is None:
-        raise ValueError("query expansion needs a way to read the first results' abstracts")
     if settings.rerank:
         if reranker is None or abstracts is None:
             raise ValueError("reranking needs a reranker and a way to read the candidates' abstracts")

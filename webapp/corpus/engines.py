@@ -6,7 +6,6 @@ when a rebuild switches generation, the next call closes the old engines and ope
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Collection, Iterable
 from functools import cache
@@ -23,10 +22,9 @@ from indexer.base import (
     VectorOptions,
 )
 from indexer.registry import build_embedder, build_lexical_index, build_vector_index
-from indexer.reranker import CrossEncoderReranker, RerankerLoadError
+from indexer.reranker import CrossEncoderReranker
 from webapp.corpus.services.generations import active_generation
 
-logger = logging.getLogger(__name__)
 _lock = threading.RLock()
 _open_generation: str | None = None
 _lexical: dict[str, LexicalIndex] = {}
@@ -105,6 +103,8 @@ def vector_index() -> VectorIndex:
 
 @cache
 def reranker() -> Reranker:
+    """Loaded by the first search that asks to rerank (off by default: on BioASQ dev it lowered MAP@10), never at
+    worker start."""
     return CrossEncoderReranker(
         settings.VERIMED_RERANKER_MODEL,
         backend=settings.VERIMED_RERANKER_BACKEND,
@@ -124,9 +124,9 @@ def embedder_dimension() -> int:
 ENGINES_BY_QUEUE: dict[str, frozenset[str]] = {
     "ingest": frozenset({"lexical", "vectors"}),
     "embed": frozenset({"embedder", "vectors"}),
-    "llm": frozenset({"embedder", "lexical", "vectors", "reranker"}),
+    "llm": frozenset({"embedder", "lexical", "vectors"}),
 }
-ALL_ENGINES = frozenset({"embedder", "lexical", "vectors", "reranker"})
+ALL_ENGINES = frozenset({"embedder", "lexical", "vectors"})
 
 
 def engines_for_queues(queues: Iterable[str]) -> frozenset[str]:
@@ -144,12 +144,6 @@ def warm_up(parts: Collection[str] = ALL_ENGINES) -> None:
         lexical_index().count()
     if "vectors" in parts:
         vector_index().count()
-    if "reranker" in parts:
-        try:
-            reranker().warm_up()
-        except RerankerLoadError:
-            # Only a search that asks to rerank needs it: that search fails with this reason; the rest work on.
-            logger.exception("the reranker could not be loaded")
 
 
 def release_engines() -> None:

@@ -119,7 +119,9 @@ def follow_up_ask(
     with transaction.atomic():
         # of=self: PostgreSQL refuses FOR UPDATE on the nullable side of the outer join `asked` makes (SQLite has no
         # row locks, so only the production profile showed it).
-        locked = FollowUpDraft.objects.select_for_update(of=("self",)).select_related("parent", "asked").get(pk=draft.pk)
+        locked = (
+            FollowUpDraft.objects.select_for_update(of=("self",)).select_related("parent", "asked").get(pk=draft.pk)
+        )
         if locked.status == FollowUpDraft.Status.ASKED and locked.asked is not None:
             return locked.asked
         question = question_create(text=text, user=user, parent=locked.parent, enqueue=enqueue)

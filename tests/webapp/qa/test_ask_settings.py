@@ -82,7 +82,10 @@ def test_the_question_page_says_how_it_searched(researcher_client: Client, artic
         {"question": "Q?", "mode": "lexical", "top_k": "15", "year_from": "2000", "journals": ["Cancer Research"]},
     )
     page = researcher_client.get(f"/questions/{Question.objects.get().pk}/").content.decode()
-    assert "Lexical only (BM25) · 15 abstracts · years 2000\u2013… · journals: Cancer Research" in page
+    assert (
+        "Lexical only (BM25) · query expanded from the first results · 15 abstracts · years 2000\u2013… · journals: "
+        "Cancer Research"
+    ) in page
 
 
 def test_retracted_papers_stay_out_and_designs_unordered_unless_ticked(researcher_client: Client) -> None:
@@ -174,4 +177,6 @@ def test_the_question_page_says_it_reranked_and_how_many(researcher_client: Clie
 
     page = researcher_client.get(f"/questions/{Question.objects.get().pk}/").content.decode()
     candidates = HybridSettings().rerank_candidates
-    assert f"Semantic only (dense vectors) · reranked (top {candidates}) · 5 abstracts" in page
+    assert (
+        f"Semantic only (dense vectors) · reranked (top {candidates}) · 5 abstracts" in page
+    )  # no expansion: no lexical leg

@@ -48,8 +48,12 @@ def test_it_accepts_a_question_at_the_limit_and_queues_it(
         "semantic_weight": 0.3,
         "rrf_k": 60,
         "candidates_per_leg": 50,
+        "expand_query": True,
+        "expansion_feedback": 20,
+        "expansion_terms": 20,
+        "expansion_weight": 0.8,
         "rerank": False,
-        "rerank_candidates": 30,
+        "rerank_candidates": 10,
     }
     assert len(callbacks) == 1, "the pipeline is enqueued once the row is committed"
 
