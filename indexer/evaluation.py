@@ -160,6 +160,9 @@ def _timed_rankings(
 
 
 RERANKED_FUSIONS = ("hybrid_prf", "hybrid_rrf_prf")
+# Today's legs and fusions, spelled out rather than taken from HybridSettings' defaults, so that a change of the
+# product's defaults never changes what `lexical` or `hybrid` measure.
+PLAIN: dict[str, Any] = {"candidates_per_leg": DEPTH, "expand_query": False, "rerank": False}
 # Pseudo-relevance feedback on the lexical leg (`indexer.query_expansion`) with the product's expansion settings.
 EXPANDED = {"expand_query": True}
 _SAME_MODE_IGNORES = {"top_k", "candidates_per_leg", "rerank_candidates"}
@@ -176,19 +179,15 @@ def product_modes(
     `<fusion>_reranked_top<N>` for each further count (how many candidates pay for their cost)."""
     sweep = {
         f"hybrid_lexical_{weight:.2f}": HybridSettings(
-            top_k=DEPTH, lexical_weight=weight, semantic_weight=round(1 - weight, 4), candidates_per_leg=DEPTH
+            top_k=DEPTH, lexical_weight=weight, semantic_weight=round(1 - weight, 4), **PLAIN
         )
         for weight in lexical_weights
     }
     modes = sweep | {
-        "lexical": HybridSettings(top_k=DEPTH, mode="lexical", candidates_per_leg=DEPTH),
-        "semantic": HybridSettings(top_k=DEPTH, mode="semantic", candidates_per_leg=DEPTH),
-        "hybrid": HybridSettings(
-            top_k=DEPTH, fusion="weighted", lexical_weight=0.7, semantic_weight=0.3, candidates_per_leg=DEPTH
-        ),
-        "hybrid_rrf": HybridSettings(
-            top_k=DEPTH, fusion="rrf", lexical_weight=0.5, semantic_weight=0.5, candidates_per_leg=DEPTH
-        ),
+        "lexical": HybridSettings(top_k=DEPTH, mode="lexical", **PLAIN),
+        "semantic": HybridSettings(top_k=DEPTH, mode="semantic", **PLAIN),
+        "hybrid": HybridSettings(top_k=DEPTH, fusion="weighted", lexical_weight=0.7, semantic_weight=0.3, **PLAIN),
+        "hybrid_rrf": HybridSettings(top_k=DEPTH, fusion="rrf", lexical_weight=0.5, semantic_weight=0.5, **PLAIN),
     }
     for name in ("lexical", "hybrid", "hybrid_rrf"):
         modes[f"{name}_prf"] = modes[name].model_copy(update=EXPANDED)

@@ -156,11 +156,12 @@ def test_a_run_measures_every_mode_and_the_bm25s_peer_on_real_data(
 def test_the_default_mode_is_named_by_the_measured_mode_that_searches_the_same_way() -> None:
     modes = product_modes(rerank_candidates=[30, 50])
 
-    assert mode_name(HybridSettings(fusion="weighted", lexical_weight=0.7, semantic_weight=0.3), modes) == "hybrid"
-    rrf = HybridSettings(fusion="rrf", lexical_weight=0.5, semantic_weight=0.5, top_k=5)
+    assert mode_name(HybridSettings(lexical_weight=0.7, semantic_weight=0.3, expand_query=False), modes) == "hybrid"
+    assert mode_name(HybridSettings(lexical_weight=0.7, semantic_weight=0.3, expand_query=True), modes) == "hybrid_prf"
+    rrf = HybridSettings(fusion="rrf", lexical_weight=0.5, semantic_weight=0.5, top_k=5, expand_query=False)
     assert mode_name(rrf, modes) == "hybrid_rrf"  # depth aside
     reranked = rrf.model_copy(update={"expand_query": True, "rerank": True, "rerank_candidates": 50})
     assert mode_name(reranked, modes) == "hybrid_rrf_prf_reranked_top50"
     assert mode_name(reranked.model_copy(update={"rerank_candidates": 40}), modes) is None
     assert mode_name(rrf.model_copy(update={"rerank": True}), modes) is None  # fusions without expansion: not reranked
-    assert mode_name(HybridSettings(mode="semantic"), modes) == "semantic"
+    assert mode_name(HybridSettings(mode="semantic", expand_query=False), modes) == "semantic"
