@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from indexer.reranker import RERANKER_LABEL
 from indexer.reranker_data import TrainingGroup
-from indexer.training_resume import RESUME_FILE, ResumePoint, length_bucketed_batches
+from indexer.training_resume import RESUME_FILE, ResumePoint, length_bucketed_batches, optimizer_and_schedule
 
 logger = logging.getLogger(__name__)
 
@@ -78,17 +78,12 @@ def train_reranker(
     lengths = [len(group.query) + len(group.positive) + sum(map(len, group.negatives)) for group in groups]
     steps_per_epoch = math.ceil(len(groups) / config.groups_per_batch)
     total_steps = steps_per_epoch * config.epochs
-    no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
-    parameters = [
-        {
-            "params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)],
-            "weight_decay": config.weight_decay,
-        },
-        {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
-    ]
-    optimizer = torch.optim.AdamW(parameters, lr=config.learning_rate)
-    schedule = get_linear_schedule_with_warmup(  # type: ignore[no-untyped-call]
-        optimizer, int(config.warmup_ratio * total_steps), total_steps
+    optimizer, schedule = optimizer_and_schedule(
+        model,
+        learning_rate=config.learning_rate,
+        weight_decay=config.weight_decay,
+        warmup_ratio=config.warmup_ratio,
+        total_steps=total_steps,
     )
     loss_function = torch.nn.CrossEntropyLoss()
     output = Path(config.output)

@@ -1,6 +1,6 @@
-"""Resumable fine-tuning, shared by the reranker's and the verifier's training loops: model, optimiser, schedule and
-the epoch's batch order every few steps, so that a killed run (a session's time limit, a machine taken back) goes on
-where it stopped instead of starting over."""
+"""What the reranker's and the verifier's training loops share: their optimiser and schedule, and resumable runs
+(model, optimiser, schedule and the epoch's batch order every few steps, so that a killed run, by a session's time
+limit or a machine taken back, goes on where it stopped instead of starting over)."""
 
 from __future__ import annotations
 
@@ -64,6 +64,24 @@ class ResumePoint:
 
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)
+
+
+def optimizer_and_schedule(
+    model: torch.nn.Module, *, learning_rate: float, weight_decay: float, warmup_ratio: float, total_steps: int
+) -> tuple[torch.optim.Optimizer, Any]:
+    """AdamW without weight decay on biases and LayerNorm weights, and a linear schedule with warm-up."""
+    from transformers import get_linear_schedule_with_warmup
+
+    no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
+    parameters = [
+        {"params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)], "weight_decay": weight_decay},
+        {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
+    ]
+    optimizer = torch.optim.AdamW(parameters, lr=learning_rate)
+    schedule = get_linear_schedule_with_warmup(  # type: ignore[no-untyped-call]
+        optimizer, int(warmup_ratio * total_steps), total_steps
+    )
+    return optimizer, schedule
 
 
 def length_bucketed_batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from indexer.training_resume import RESUME_FILE, ResumePoint, length_bucketed_batches
+from indexer.training_resume import RESUME_FILE, ResumePoint, length_bucketed_batches, optimizer_and_schedule
 from verifier.cross_encoder import CrossEncoderVerifier
 from verifier.datasets import LABELS, ClaimDocumentPair
 from verifier.metrics import score_classifier
@@ -157,17 +157,12 @@ def train_verifier(
     lengths = [len(e.claim) + len(e.passage) for e in train]
     steps_per_epoch = math.ceil(len(train) / config.batch_size)
     total_steps = steps_per_epoch * config.epochs
-    no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
-    groups = [
-        {
-            "params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)],
-            "weight_decay": config.weight_decay,
-        },
-        {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
-    ]
-    optimizer = torch.optim.AdamW(groups, lr=config.learning_rate)
-    schedule = get_linear_schedule_with_warmup(  # type: ignore[no-untyped-call]
-        optimizer, int(config.warmup_ratio * total_steps), total_steps
+    optimizer, schedule = optimizer_and_schedule(
+        model,
+        learning_rate=config.learning_rate,
+        weight_decay=config.weight_decay,
+        warmup_ratio=config.warmup_ratio,
+        total_steps=total_steps,
     )
     loss_function = torch.nn.CrossEntropyLoss(weight=_class_weights([e.label for e in train]))
     output = Path(config.output)
