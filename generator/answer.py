@@ -1,8 +1,8 @@
-"""Building the answer prompt from retrieved abstracts, in one of two styles.
+"""Building the answer prompt from retrieved abstracts, in one of three styles.
 
 `chat`: system and user messages with one worked example turn, for general instruct models such as the embedded
-Qwen (small models copy a demonstrated format far more reliably than a described one). `chat-complete`: the same
-asking for, and showing, a complete answer of three to six sentences.
+Qwen (small models copy a demonstrated format far more reliably than a described one). `chat-complete` (the
+default): the same asking for, and showing, a complete answer of three to six sentences.
 `verifai`: the plain-text prompt the fine-tuned VerifAI model was trained on, sent as a completion.
 """
 

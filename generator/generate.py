@@ -30,20 +30,26 @@ _REFUSAL = re.compile(
 
 
 # Small models sometimes repeat the worked example's answer after their own (the 0.5B model did in most answers
-# on PubMedQA). Those sentences come from the prompt, not the literature: they are removed from the answer.
+# on PubMedQA), and the 1.5B model sometimes writes one of its own sentences twice in a longer answer. Those
+# sentences add nothing from the literature: they are removed from the answer. The bar is near-verbatim (citations
+# ignored): a sentence that only follows an example sentence's pattern about another study ("A randomised trial
+# gave 120 adults with asthma ...", 84 against the example's design sentence) is the model's own and stays.
 _EXAMPLE_SENTENCES = tuple(
     strip_citations(part) for example in (EXAMPLE_ANSWER, COMPLETE_EXAMPLE_ANSWER) for part in sentence_texts(example)
 )
-_ECHO_SIMILARITY = 80.0
+_COPY_SIMILARITY = 90.0
 
 
-def without_example_echoes(text: str) -> str:
-    """The text without sentences that repeat the worked example's answer (fuzzy, citations ignored)."""
-    kept = [
-        part
-        for part in sentence_texts(text)
-        if not any(fuzz.ratio(strip_citations(part), example) >= _ECHO_SIMILARITY for example in _EXAMPLE_SENTENCES)
-    ]
+def without_copies(text: str) -> str:
+    """The text without sentences that repeat the worked example's answer or an earlier sentence of the text."""
+    kept: list[str] = []
+    seen: list[str] = list(_EXAMPLE_SENTENCES)
+    for part in sentence_texts(text):
+        bare = strip_citations(part)
+        if any(fuzz.ratio(bare, earlier) >= _COPY_SIMILARITY for earlier in seen):
+            continue
+        kept.append(part)
+        seen.append(bare)
     return " ".join(kept).strip()
 
 
@@ -113,7 +119,7 @@ def generate_answer(
             close()
     finished = time.perf_counter()
     raw = "".join(pieces).strip()
-    normalized = replace(normalize_citations(without_example_echoes(raw), given_pmids), raw_text=raw)
+    normalized = replace(normalize_citations(without_copies(raw), given_pmids), raw_text=raw)
     streaming_seconds = finished - (first_token_at or finished)
     return GeneratedAnswer(
         normalized=normalized,

@@ -37,47 +37,53 @@ EXAMPLE_ANSWER = (
 )
 
 # The `chat-complete` style asks for a complete answer (three to six sentences) and shows one: the model writes
-# about as many sentences as its example has. On 20 PubMedQA questions (benchmarks/README.md) the 1.5B model wrote
-# more cited sentences with it (2.4 per answer against 1.85) but cited the question's own abstract less often (85%
-# against 90%) and left more sentences uncited (16% against 5%), padding answers with findings of unrelated
-# abstracts; so `chat` stays the default.
+# about as many sentences as its example has. Its first example cited a different abstract in each sentence, and
+# the 1.5B model copied that: on 20 PubMedQA questions (one relevant abstract among the five it reads) it padded
+# answers with findings of unrelated abstracts and cited the question's own abstract less often than `chat` (85%
+# against 90%; benchmarks/README.md). So the example now draws four of its five sentences from the one trial that
+# answers the question (its design, result and harm, one finding a sentence) and leaves an unrelated abstract out.
+# With it the model wrote 3.05 cited sentences an answer against chat's 1.95 and cited the own abstract in 95% of
+# answers against 85% (same 20 questions, same run): it is the default.
 COMPLETE_ANSWER_SYSTEM = """\
 You are a biomedical research assistant. Answer the question using only the information in the abstracts \
-you are given. Write a complete answer: typically three to six sentences, first the direct answer, then the \
-findings that support or qualify it (sizes of effects, populations, harms, disagreements between studies). Use \
-only abstracts that bear on the question; never fill the answer with unrelated findings. End every sentence with \
-the abstract_id of each abstract it draws on, in parentheses, for example (PUBMED:12345678). Cite only \
-abstract_ids from the list. If the abstracts do not answer the question, say that the indexed literature does not \
-answer it."""
+you are given. Write a complete answer of three to six sentences: first the direct answer, then the findings \
+behind it, one finding a sentence (the study and its population, the size of the effect, harms, disagreements \
+between studies). Take several findings from an abstract that answers the question; leave out abstracts that do \
+not bear on it. End every sentence with the abstract_id of each abstract it draws on, in parentheses, for example \
+(PUBMED:12345678). Cite only abstract_ids from the list. If the abstracts do not answer the question, say that the \
+indexed literature does not answer it."""
 
 COMPLETE_ANSWER_USER = """\
 Abstracts:
 {abstracts}
 
 Question: {question}
-Answer in three to six sentences. End each sentence with the abstract_id it comes from, like (PUBMED:12345678)."""
+Answer in three to six sentences, one finding each. End each sentence with the abstract_id it comes from, like \
+(PUBMED:12345678)."""
 
 COMPLETE_EXAMPLE_ABSTRACTS = (
     (
         "11111111",
         "Metformin in type 2 diabetes: a randomised trial.",
-        "In 300 adults with type 2 diabetes, metformin lowered HbA1c by 1.2 percentage points more than placebo "
-        "over 24 weeks. Gastrointestinal side effects were more frequent with metformin (20% vs 8%).",
+        "We randomised 300 adults with type 2 diabetes to metformin or placebo for 24 weeks. Metformin lowered "
+        "HbA1c by 1.2 percentage points more than placebo. Gastrointestinal side effects were more frequent with "
+        "metformin (20% vs 8%).",
     ),
-    EXAMPLE_ABSTRACTS[1],
     (
         "33333333",
-        "Vitamin B12 status in long-term metformin users.",
-        "Among 1,200 adults taking metformin for more than four years, 9% had vitamin B12 deficiency, against 3% "
-        "of those not taking it.",
+        "Vitamin D supplementation and falls in older adults.",
+        "Among 2,000 adults over 70, vitamin D supplementation for two years did not reduce the rate of falls.",
     ),
+    EXAMPLE_ABSTRACTS[1],
 )
+# The abstract about falls is there to be left out: the answer never cites it.
+COMPLETE_EXAMPLE_UNRELATED = "33333333"
 COMPLETE_EXAMPLE_ANSWER = (
-    "Metformin lowers HbA1c in type 2 diabetes: in a randomised trial of 300 adults, it lowered HbA1c by 1.2 "
-    "percentage points more than placebo over 24 weeks (PUBMED:11111111). Added to insulin, it also reduced the "
-    "daily insulin dose by 20% without more hypoglycaemia (PUBMED:22222222). Its main harms were gastrointestinal "
-    "side effects, in 20% of patients against 8% with placebo (PUBMED:11111111). Long-term use was associated with "
-    "vitamin B12 deficiency, in 9% of users against 3% of non-users (PUBMED:33333333)."
+    "Metformin lowers HbA1c in type 2 diabetes (PUBMED:11111111). A randomised trial gave 300 adults with type 2 "
+    "diabetes metformin or placebo for 24 weeks (PUBMED:11111111). HbA1c fell by 1.2 percentage points more with "
+    "metformin than with placebo (PUBMED:11111111). Added to insulin, metformin also reduced the daily insulin dose "
+    "by 20% without more hypoglycaemia (PUBMED:22222222). Its main harm was gastrointestinal side effects, in 20% "
+    "of patients against 8% with placebo (PUBMED:11111111)."
 )
 
 ABSTRACT_BLOCK = "abstract_id: PUBMED:{pmid}\ntitle: {title}\nabstract: {abstract}"

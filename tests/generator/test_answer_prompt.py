@@ -12,6 +12,7 @@ from generator.prompts import (
     COMPLETE_ANSWER_SYSTEM,
     COMPLETE_EXAMPLE_ABSTRACTS,
     COMPLETE_EXAMPLE_ANSWER,
+    COMPLETE_EXAMPLE_UNRELATED,
     EXAMPLE_ABSTRACTS,
     EXAMPLE_ANSWER,
     EXAMPLE_QUESTION,
@@ -56,7 +57,8 @@ def test_the_chat_example_answers_in_two_sentences_each_cited() -> None:
 
 
 def test_the_complete_style_asks_for_and_shows_three_to_six_cited_sentences() -> None:
-    """The model writes about as many sentences as its example has: this example shows four, each cited."""
+    """The model writes about as many sentences as its example has: this example shows five, each cited, most from
+    the one abstract that answers the question, and it leaves the unrelated abstract out."""
     complete = answer_prompt("chat-complete", QUESTION, ABSTRACTS, abstract_chars=2000).messages
     sentences = sentence_texts(complete[2]["content"])
 
@@ -64,7 +66,9 @@ def test_the_complete_style_asks_for_and_shows_three_to_six_cited_sentences() ->
     assert complete[2]["content"] == COMPLETE_EXAMPLE_ANSWER
     assert 3 <= len(sentences) <= 6
     assert all(re.search(r"\(PUBMED:\d+\)\.$", sentence) for sentence in sentences)
-    assert set(re.findall(r"PUBMED:(\d+)", complete[2]["content"])) == {p for p, _, _ in COMPLETE_EXAMPLE_ABSTRACTS}
+    cited = re.findall(r"PUBMED:(\d+)", complete[2]["content"])
+    assert set(cited) == {p for p, _, _ in COMPLETE_EXAMPLE_ABSTRACTS} - {COMPLETE_EXAMPLE_UNRELATED}
+    assert max(cited.count(pmid) for pmid in cited) >= 3
     assert "three to six sentences" in complete[3]["content"]
     assert "two to five sentences" in messages()[3]["content"]
 

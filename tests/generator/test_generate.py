@@ -8,7 +8,7 @@ import pytest
 from generator.answer import answer_prompt
 from generator.base import LLMSettings, SamplingOptions
 from generator.citations import normalize_citations
-from generator.generate import GeneratedAnswer, generate_answer, is_refusal, without_example_echoes
+from generator.generate import GeneratedAnswer, generate_answer, is_refusal, without_copies
 from generator.llm import OpenAICompatibleLLM
 from generator.prompts import CANNOT_ANSWER, COMPLETE_EXAMPLE_ANSWER, EXAMPLE_ANSWER
 from tests.generator.everolimus import ABSTRACTS, GIVEN, QUESTION
@@ -51,14 +51,34 @@ def test_a_repeated_worked_example_is_removed_even_with_a_slipped_id() -> None:
         "without more hypoglycaemia (PUBMED:22222228)."
     )
 
-    assert without_example_echoes(raw) == "Everolimus inhibits mTOR (PUBMED:31000001)."
+    assert without_copies(raw) == "Everolimus inhibits mTOR (PUBMED:31000001)."
 
 
 @pytest.mark.parametrize("example", [EXAMPLE_ANSWER, COMPLETE_EXAMPLE_ANSWER], ids=["chat", "chat-complete"])
 def test_every_sentence_of_either_worked_example_is_removed(example: str) -> None:
-    assert without_example_echoes(f"Everolimus inhibits mTOR (PUBMED:31000001). {example}") == (
+    assert without_copies(f"Everolimus inhibits mTOR (PUBMED:31000001). {example}") == (
         "Everolimus inhibits mTOR (PUBMED:31000001)."
     )
+
+
+def test_a_sentence_written_twice_is_kept_once() -> None:
+    raw = (
+        "Neck dissection was not needed (PUBMED:31000001). Twenty patients underwent neck dissection "
+        "(PUBMED:31000001). Biopsy alone was as safe (PUBMED:31000002). Twenty patients underwent neck dissection "
+        "(PUBMED:31000001)."
+    )
+
+    assert without_copies(raw) == (
+        "Neck dissection was not needed (PUBMED:31000001). Twenty patients underwent neck dissection "
+        "(PUBMED:31000001). Biopsy alone was as safe (PUBMED:31000002)."
+    )
+
+
+def test_a_sentence_that_only_follows_an_example_pattern_is_kept() -> None:
+    """The worked example shows how to describe a trial; the model's own trial, told the same way, is content."""
+    raw = "A randomised trial gave 120 adults with asthma budesonide or placebo for 12 weeks (PUBMED:31000001)."
+
+    assert without_copies(raw) == raw
 
 
 def test_sentences_unlike_the_example_are_kept() -> None:
@@ -66,7 +86,7 @@ def test_sentences_unlike_the_example_are_kept() -> None:
         "Everolimus reduced the daily steroid dose by 20% (PUBMED:31000001). It is an mTOR inhibitor (PUBMED:31000002)."
     )
 
-    assert without_example_echoes(raw) == raw
+    assert without_copies(raw) == raw
 
 
 @pytest.fixture(scope="module")

@@ -51,7 +51,7 @@ def test_generation_records_what_the_model_saw_and_its_timings(
     assert question.context["dropped"] == []
     assert question.context["trimmed"] == []
     assert 0 < question.context["prompt_tokens"] <= question.context["budget_tokens"]
-    assert question.context["prompt_style"] == "chat"
+    assert question.context["prompt_style"] == "chat-complete"
     assert question.answer_raw
     assert question.answer_text
     assert "10000002" in question.answer_text  # the everolimus abstract is cited, in canonical form
