@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 from rapidfuzz import fuzz
-from sklearn.metrics import balanced_accuracy_score, f1_score
+from sklearn.metrics import f1_score
 
 from generator.base import LLMSettings
 from generator.claims import Claim
@@ -36,6 +36,8 @@ from verifier.claim_extraction import ClaimExtractor
 from verifier.claim_tree import ClaimTree, DeepChecker
 from verifier.compounds import Compound, build_compounds, sample_compounds
 from verifier.datasets import Document, read_corpus
+from verifier.gold_split import gold_split_scores
+from verifier.metrics import balanced_accuracy
 from verifier.verdicts import SUPPORT, overall_verdict
 from verifier.verify import AnswerVerifier, CitedAbstract, SentenceResult
 
@@ -141,24 +143,25 @@ def deep_leaning_supported(tree: ClaimTree) -> bool:
     )
 
 
-def score_compounds(
-    compounds: Sequence[Compound], plain_results: Sequence[SentenceResult], deep: DeepRun
-) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+def plain_scores(compounds: Sequence[Compound], plain_results: Sequence[SentenceResult]) -> dict[str, Any]:
     """Balanced accuracy of "fully supported" on the verdicts the page shows (Unclear is not supported), and, as
     `balanced_accuracy_leaning`, on the decision rule's labels behind them (the verifier's Unclear threshold hides most
-    of its SUPPORT verdicts on these data, for both)."""
+    of its SUPPORT verdicts on these data)."""
     gold = [compound.supported for compound in compounds]
-    plain = [result.verdict for result in plain_results]
-    deep_verdicts = [tree.sentences[0].verdict for tree in deep.trees]
+    return {
+        "balanced_accuracy": balanced_accuracy([r.verdict == SUPPORT for r in plain_results], gold),
+        "balanced_accuracy_leaning": balanced_accuracy([plain_leaning_supported(r) for r in plain_results], gold),
+    }
+
+
+def deep_scores(compounds: Sequence[Compound], deep: DeepRun) -> dict[str, Any]:
+    """The same two balanced accuracies for the deep check's sentence verdicts, and the issue's other figures."""
+    gold = [compound.supported for compound in compounds]
     pointed = [points_at_second(tree, c) for tree, c in zip(deep.trees, compounds, strict=True)]
     claims = [len(tree.sentences[0].claims) for tree in deep.trees]
-    plain_scores = {
-        "balanced_accuracy": _balanced([v == SUPPORT for v in plain], gold),
-        "balanced_accuracy_leaning": _balanced([plain_leaning_supported(r) for r in plain_results], gold),
-    }
-    deep_scores = {
-        "balanced_accuracy": _balanced([v == SUPPORT for v in deep_verdicts], gold),
-        "balanced_accuracy_leaning": _balanced([deep_leaning_supported(tree) for tree in deep.trees], gold),
+    return {
+        "balanced_accuracy": balanced_accuracy([tree.sentences[0].verdict == SUPPORT for tree in deep.trees], gold),
+        "balanced_accuracy_leaning": balanced_accuracy([deep_leaning_supported(tree) for tree in deep.trees], gold),
         # The failing part found: positives are the compounds whose b fails.
         "part_f1": round(float(f1_score([not g for g in gold], pointed, zero_division=0)), 4),
         "claims_per_sentence": round(statistics.mean(claims), 3) if claims else 0.0,
@@ -166,11 +169,6 @@ def score_compounds(
         "seconds_per_sentence_p95": _percentile(deep.seconds, 95),
         "sentences_split_by_the_model": sum(tree.sentences[0].from_model for tree in deep.trees),
     }
-    items = [
-        item_record(c, verdict, tree, seconds)
-        for c, verdict, tree, seconds in zip(compounds, plain, deep.trees, deep.seconds, strict=True)
-    ]
-    return plain_scores, deep_scores, items
 
 
 def item_record(compound: Compound, plain: str, tree: ClaimTree, seconds: float) -> dict[str, Any]:
@@ -187,10 +185,6 @@ def item_record(compound: Compound, plain: str, tree: ClaimTree, seconds: float)
     }
 
 
-def _balanced(predicted: Sequence[bool], gold: Sequence[bool]) -> float:
-    return round(float(balanced_accuracy_score(gold, predicted)), 4) if gold else 0.0
-
-
 def evaluate_deep_check(
     claims: Path,
     *,
@@ -203,18 +197,57 @@ def evaluate_deep_check(
     timed_answers: int,
     write: Write,
     items_path: Path | None = None,
+    with_model: bool = True,
 ) -> dict[str, Any]:
     """Plain against deep on the compounds of `claims` (a seeded half-and-half sample of `limit`), the language
     model reached at `endpoint`, or the packaged model `serve` served with llama.cpp for the run. Each compound's
-    result is also appended to `items_path` (JSON lines) as soon as it is measured."""
+    result is also appended to `items_path` (JSON lines) as soon as it is measured. The gold split's figures
+    (verifier/gold_split.py) come with every run; `with_model` False measures only those and the plain verdict."""
     compounds = build_compounds(claims, corpus)
     sample = sample_compounds(compounds, limit)
-    if items_path is not None:
-        items_path.parent.mkdir(parents=True, exist_ok=True)
-        items_path.write_text("")
     write(f"{len(compounds)} compounds built; {len(sample)} sampled ({sum(c.supported for c in sample)} supported)")
     write("plain verdicts (one batch)…")
     plain_results = verifier.verify([_sentence(c) for c in sample], *_abstracts(sample))
+    write("the gold split's claims (one batch)…")
+    plain_ceiling, gold_split = gold_split_scores(sample, plain_results, verifier, _abstracts(sample)[0])
+    result: dict[str, Any] = {
+        "claims": str(claims),
+        "corpus": str(corpus),
+        "compounds": len(compounds),
+        "n": len(sample),
+        "supported": sum(c.supported for c in sample),
+        "model": None,
+        "verifier": verifier.classifier.model_id,
+        "evidence": verifier.evidence.model_id,
+        "plain": {**plain_scores(sample, plain_results), **plain_ceiling},
+        "gold_split": gold_split,
+        "deep": None,
+        "llm_prompt_tokens_per_s": None,
+    }
+    if with_model:
+        result.update(
+            _deep_run(
+                sample, plain_results, verifier, endpoint, serve, model_cache, timed_answers, write, items_path, corpus
+            )
+        )
+    return result
+
+
+def _deep_run(
+    sample: Sequence[Compound],
+    plain_results: Sequence[SentenceResult],
+    verifier: AnswerVerifier,
+    endpoint: LLMSettings,
+    serve: str | None,
+    model_cache: Path,
+    timed_answers: int,
+    write: Write,
+    items_path: Path | None,
+    corpus: Path,
+) -> dict[str, Any]:
+    if items_path is not None:
+        items_path.parent.mkdir(parents=True, exist_ok=True)
+        items_path.write_text("")
     write("indexing the corpus for the claims' own searches (BM25)…")
     search = CorpusSearch(read_corpus(corpus))
     serving: AbstractContextManager[str | None] = nullcontext(None)
@@ -242,20 +275,14 @@ def evaluate_deep_check(
 
         deep = run_deep(checker, sample, write, each=keep)
         answers = time_answers(checker, sample, timed_answers, write) if timed_answers else None
-    plain_scores, deep_scores, items = score_compounds(sample, plain_results, deep)
     result: dict[str, Any] = {
-        "claims": str(claims),
-        "corpus": str(corpus),
-        "compounds": len(compounds),
-        "n": len(sample),
-        "supported": sum(c.supported for c in sample),
         "model": extractor.model_id,
-        "verifier": verifier.classifier.model_id,
-        "evidence": verifier.evidence.model_id,
-        "plain": plain_scores,
-        "deep": deep_scores,
+        "deep": deep_scores(sample, deep),
         "llm_prompt_tokens_per_s": rate,
-        "items": items,
+        "items": [
+            item_record(c, plain.verdict, tree, seconds)
+            for c, plain, tree, seconds in zip(sample, plain_results, deep.trees, deep.seconds, strict=True)
+        ],
     }
     if answers is not None:
         result["answers"] = answers
@@ -267,18 +294,41 @@ def _abstracts(compounds: Sequence[Compound]) -> tuple[dict[str, CitedAbstract],
     return abstracts, set(abstracts)
 
 
+def _cell(value: float | None, width: int, digits: int = 3) -> str:
+    return f"{value:>{width}.{digits}f}" if value is not None else f"{'-':>{width}}"
+
+
 def format_deep_check_table(result: dict[str, Any]) -> str:
-    deep = result["deep"]
+    """One row per reading: plain, the gold split (and its b alone), the deep check when the model ran. "best t" is
+    the balanced accuracy of the best threshold on P(SUPPORT) (the weakest claim's for a split), an upper bound."""
+    plain, split, deep = result["plain"], result["gold_split"], result["deep"]
+    rate = result["llm_prompt_tokens_per_s"]
     lines = [
-        f"{result['n']} compounds ({result['supported']} supported) of {result['compounds']}; model {result['model']}, "
-        f"prompt reading {result['llm_prompt_tokens_per_s']} tokens/s",
-        f"{'run':<8} {'bal.acc':>8} {'leaning':>8} {'part F1':>8} {'claims/s.':>9} {'s/sent p50':>10} {'p95':>6}",
-        f"{'plain':<8} {result['plain']['balanced_accuracy']:>8.3f} "
-        f"{result['plain']['balanced_accuracy_leaning']:>8.3f} {'-':>8} {'1':>9} {'-':>10} {'-':>6}",
-        f"{'deep':<8} {deep['balanced_accuracy']:>8.3f} {deep['balanced_accuracy_leaning']:>8.3f} "
-        f"{deep['part_f1']:>8.3f} {deep['claims_per_sentence']:>9.2f} "
-        f"{deep['seconds_per_sentence_p50']:>10.2f} {deep['seconds_per_sentence_p95']:>6.2f}",
+        f"{result['n']} compounds ({result['supported']} supported) of {result['compounds']}; "
+        + (f"model {result['model']}, prompt reading {rate} tokens/s" if deep is not None else "without the model"),
+        f"{'run':<16} {'bal.acc':>8} {'leaning':>8} {'AUC':>6} {'best t':>7} {'part F1':>8} {'claims':>7} "
+        f"{'s p50':>6} {'s p95':>6}",
     ]
+
+    def row(name: str, scores: dict[str, Any], rest: str = f"{'-':>8} {'-':>7} {'-':>6} {'-':>6}") -> str:
+        return (
+            f"{name:<16} {_cell(scores.get('balanced_accuracy'), 8)} "
+            f"{_cell(scores.get('balanced_accuracy_leaning'), 8)} {_cell(scores.get('auc'), 6)} "
+            f"{_cell(scores.get('best_balanced_accuracy'), 7)} {rest}"
+        )
+
+    lines.append(row("plain", plain))
+    lines.append(row("gold split", split))
+    lines.append(row("  its b alone", split["second_claim"]))
+    if deep is not None:
+        lines.append(
+            row(
+                "deep",
+                deep,
+                f"{deep['part_f1']:>8.3f} {deep['claims_per_sentence']:>7.2f} "
+                f"{deep['seconds_per_sentence_p50']:>6.2f} {deep['seconds_per_sentence_p95']:>6.2f}",
+            )
+        )
     if answers := result.get("answers"):
         lines.append(f"{answers['sentences']}-sentence answers: n={answers['n']}, p50 {answers['seconds_p50']} s")
     return "\n".join(lines)

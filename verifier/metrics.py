@@ -7,7 +7,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sklearn.metrics import accuracy_score, precision_recall_fscore_support
+import numpy as np
+from sklearn.metrics import accuracy_score, balanced_accuracy_score, precision_recall_fscore_support, roc_auc_score
 
 from verifier.base import Classification, PairClassifier
 from verifier.datasets import LABELS
@@ -87,3 +88,18 @@ def confidence_report(results: Sequence[Classification], gold: Sequence[str], *,
             "precision": round(sum(shown) / len(shown), 4) if shown else 0.0,
         },
     }
+
+
+def balanced_accuracy(predicted: Sequence[bool], gold: Sequence[bool]) -> float:
+    """Of a yes/no prediction (the mean of the recall of each side), rounded; 0 on no items."""
+    return round(float(balanced_accuracy_score(gold, predicted)), 4) if gold else 0.0
+
+
+def threshold_ceiling(scores: Sequence[float], gold: Sequence[bool]) -> dict[str, float | None]:
+    """ROC AUC of `scores` for `gold`, and the best balanced accuracy `score >= t` reaches over every t (chosen on
+    the items it scores, so an upper bound); None for both where gold holds one side only."""
+    if len(set(gold)) < 2:
+        return {"auc": None, "best_balanced_accuracy": None}
+    values = np.asarray(scores, dtype=np.float64)
+    best = max(float(balanced_accuracy_score(gold, values >= t)) for t in np.unique(values))
+    return {"auc": round(float(roc_auc_score(gold, values)), 4), "best_balanced_accuracy": round(best, 4)}

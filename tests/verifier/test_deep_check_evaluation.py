@@ -46,7 +46,7 @@ def test_the_deep_check_finds_the_failing_half_the_plain_verdict_misses(tmp_path
 
     assert (result["compounds"], result["n"], result["supported"]) == (3, 3, 1)
     # "…lowers blood pressure, and zorvistatin cures migraine headaches": SUPPORT whole, PARTIAL split.
-    assert result["plain"] == {"balanced_accuracy": 0.75, "balanced_accuracy_leaning": 0.75}
+    assert (result["plain"]["balanced_accuracy"], result["plain"]["balanced_accuracy_leaning"]) == (0.75, 0.75)
     assert result["deep"]["balanced_accuracy"] == result["deep"]["balanced_accuracy_leaning"] == 1.0
     assert result["deep"]["part_f1"] == 1.0
     assert result["deep"]["claims_per_sentence"] == 2.0
@@ -57,3 +57,34 @@ def test_the_deep_check_finds_the_failing_half_the_plain_verdict_misses(tmp_path
         item["deep"] for item in result["items"]
     ]
     assert "deep " in format_deep_check_table(result)
+
+
+def test_without_the_model_the_gold_split_shows_what_the_verifier_alone_can_reach(tmp_path: Path) -> None:
+    claims, corpus = tmp_path / "claims.jsonl", tmp_path / "corpus.jsonl"
+    claims.write_text("".join(json.dumps(record) + "\n" for record in CLAIMS))
+    corpus.write_text("".join(json.dumps(record) + "\n" for record in CORPUS))
+
+    result = evaluate_deep_check(
+        claims,
+        corpus=corpus,
+        limit=None,
+        verifier=AnswerVerifier(FakeClaimClassifier(), FakeEvidenceFinder()),
+        # Never reached: the run must not need a model server.
+        endpoint=LLMSettings(base_url="http://127.0.0.1:9/v1", model="absent", server_kind="llama.cpp"),
+        serve=None,
+        model_cache=tmp_path,
+        timed_answers=0,
+        write=lambda line: None,
+        with_model=False,
+    )
+
+    assert (result["deep"], result["model"], result["llm_prompt_tokens_per_s"]) == (None, None, None)
+    assert result["plain"]["balanced_accuracy"] == 0.75
+    # Split by hand, each half is read on its own: the migraine half fails, so every compound is right.
+    assert result["gold_split"]["balanced_accuracy"] == result["gold_split"]["balanced_accuracy_leaning"] == 1.0
+    assert result["gold_split"]["auc"] == result["gold_split"]["best_balanced_accuracy"] == 1.0
+    assert result["gold_split"]["second_claim"]["best_balanced_accuracy"] == 1.0
+    assert {"auc", "best_balanced_accuracy"} <= result["plain"].keys()
+    table = format_deep_check_table(result)
+    assert [line.split()[0] for line in table.splitlines()[2:]] == ["plain", "gold", "its"]
+    assert "without the model" in table

@@ -149,6 +149,11 @@ class Command(BaseCommand):
             default=0,
             help="Also time this many six-sentence answers (six compounds each), deep-checked whole.",
         )
+        deep.add_argument(
+            "--without-model",
+            action="store_true",
+            help="Measure only the plain verdict and the gold split (no language model: minutes for a whole file).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         stages: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]], Callable[[dict[str, Any]], str]]] = {
@@ -284,6 +289,7 @@ class Command(BaseCommand):
                 write=self.stdout.write,
                 # Kept as each compound is measured: a run of an hour or more should not lose it all to one failure.
                 items_path=options["json"].with_suffix(".items.jsonl") if options["json"] else None,
+                with_model=not options["without_model"],
             )
         except (DatasetFormatError, ModelFileError) as exc:
             raise CommandError(str(exc)) from exc
