@@ -36,7 +36,7 @@ from verifier.claim_extraction import ClaimExtractor
 from verifier.claim_tree import ClaimTree, DeepChecker
 from verifier.compounds import Compound, build_compounds, sample_compounds
 from verifier.datasets import Document, read_corpus
-from verifier.gold_split import gold_split_scores
+from verifier.gold_split import gold_split_scores, leans_to_support
 from verifier.metrics import balanced_accuracy
 from verifier.verdicts import SUPPORT, overall_verdict
 from verifier.verify import AnswerVerifier, CitedAbstract, SentenceResult
@@ -129,12 +129,6 @@ def time_answers(checker: DeepChecker, compounds: Sequence[Compound], answers: i
     }
 
 
-def plain_leaning_supported(result: SentenceResult) -> bool:
-    """The plain verdict by the decision rule's labels, Unclear or not (what the page shows as Unclear counts by its
-    leaning)."""
-    return overall_verdict([c.leaning or c.label for c in result.citations]) == SUPPORT
-
-
 def deep_leaning_supported(tree: ClaimTree) -> bool:
     """The deep verdict by the rule's labels: every claim supported by its cited abstract, Unclear or not."""
     claims = tree.sentences[0].claims
@@ -150,7 +144,7 @@ def plain_scores(compounds: Sequence[Compound], plain_results: Sequence[Sentence
     gold = [compound.supported for compound in compounds]
     return {
         "balanced_accuracy": balanced_accuracy([r.verdict == SUPPORT for r in plain_results], gold),
-        "balanced_accuracy_leaning": balanced_accuracy([plain_leaning_supported(r) for r in plain_results], gold),
+        "balanced_accuracy_leaning": balanced_accuracy([leans_to_support(r) for r in plain_results], gold),
     }
 
 
@@ -207,9 +201,10 @@ def evaluate_deep_check(
     sample = sample_compounds(compounds, limit)
     write(f"{len(compounds)} compounds built; {len(sample)} sampled ({sum(c.supported for c in sample)} supported)")
     write("plain verdicts (one batch)…")
-    plain_results = verifier.verify([_sentence(c) for c in sample], *_abstracts(sample))
+    abstracts, given = _abstracts(sample)
+    plain_results = verifier.verify([_sentence(c) for c in sample], abstracts, given)
     write("the gold split's claims (one batch)…")
-    plain_ceiling, gold_split = gold_split_scores(sample, plain_results, verifier, _abstracts(sample)[0])
+    plain_ceiling, gold_split = gold_split_scores(sample, plain_results, verifier, abstracts)
     result: dict[str, Any] = {
         "claims": str(claims),
         "corpus": str(corpus),
@@ -224,27 +219,8 @@ def evaluate_deep_check(
         "deep": None,
         "llm_prompt_tokens_per_s": None,
     }
-    if with_model:
-        result.update(
-            _deep_run(
-                sample, plain_results, verifier, endpoint, serve, model_cache, timed_answers, write, items_path, corpus
-            )
-        )
-    return result
-
-
-def _deep_run(
-    sample: Sequence[Compound],
-    plain_results: Sequence[SentenceResult],
-    verifier: AnswerVerifier,
-    endpoint: LLMSettings,
-    serve: str | None,
-    model_cache: Path,
-    timed_answers: int,
-    write: Write,
-    items_path: Path | None,
-    corpus: Path,
-) -> dict[str, Any]:
+    if not with_model:
+        return result
     if items_path is not None:
         items_path.parent.mkdir(parents=True, exist_ok=True)
         items_path.write_text("")
@@ -266,7 +242,7 @@ def _deep_run(
         checker = DeepChecker(extractor, verifier, search)
         if sample:  # the prompt's constant prefix read once, as a warmed server holds it; not timed
             checker.check("", [_sentence(sample[0])], *_abstracts(sample[:1]))
-        verdicts = {id(c): result.verdict for c, result in zip(sample, plain_results, strict=True)}
+        verdicts = {id(c): plain.verdict for c, plain in zip(sample, plain_results, strict=True)}
 
         def keep(compound: Compound, tree: ClaimTree, seconds: float) -> None:
             if items_path is not None:
@@ -275,15 +251,15 @@ def _deep_run(
 
         deep = run_deep(checker, sample, write, each=keep)
         answers = time_answers(checker, sample, timed_answers, write) if timed_answers else None
-    result: dict[str, Any] = {
-        "model": extractor.model_id,
-        "deep": deep_scores(sample, deep),
-        "llm_prompt_tokens_per_s": rate,
-        "items": [
+    result.update(
+        model=extractor.model_id,
+        deep=deep_scores(sample, deep),
+        llm_prompt_tokens_per_s=rate,
+        items=[
             item_record(c, plain.verdict, tree, seconds)
             for c, plain, tree, seconds in zip(sample, plain_results, deep.trees, deep.seconds, strict=True)
         ],
-    }
+    )
     if answers is not None:
         result["answers"] = answers
     return result

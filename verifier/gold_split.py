@@ -18,8 +18,8 @@ from typing import Any
 from generator.claims import Claim
 from verifier.compounds import Compound
 from verifier.metrics import balanced_accuracy, threshold_ceiling
-from verifier.verdicts import SUPPORT
-from verifier.verify import AnswerVerifier, CitationResult, CitedAbstract, SentenceResult
+from verifier.verdicts import SUPPORT, overall_verdict
+from verifier.verify import AnswerVerifier, CitedAbstract, SentenceResult
 
 
 def support_probability(result: SentenceResult) -> float:
@@ -28,8 +28,10 @@ def support_probability(result: SentenceResult) -> float:
     return float(citation.probabilities.get(SUPPORT, 0.0))
 
 
-def _leans_to_support(citation: CitationResult) -> bool:
-    return (citation.leaning or citation.label) == SUPPORT
+def leans_to_support(result: SentenceResult) -> bool:
+    """Its verdict by the decision rule's labels, Unclear or not (what the page shows as Unclear counts by its
+    leaning): the plain verdict's and each gold claim's."""
+    return overall_verdict([c.leaning or c.label for c in result.citations]) == SUPPORT
 
 
 def gold_split_scores(
@@ -48,10 +50,7 @@ def gold_split_scores(
     results = verifier.verify(claims, abstracts, set(abstracts)) if claims else []
     firsts, seconds = results[0::2], results[1::2]
     shown = [a.verdict == SUPPORT and b.verdict == SUPPORT for a, b in zip(firsts, seconds, strict=True)]
-    leaning = [
-        _leans_to_support(a.citations[0]) and _leans_to_support(b.citations[0])
-        for a, b in zip(firsts, seconds, strict=True)
-    ]
+    leaning = [leans_to_support(a) and leans_to_support(b) for a, b in zip(firsts, seconds, strict=True)]
     weakest = [min(support_probability(a), support_probability(b)) for a, b in zip(firsts, seconds, strict=True)]
     split = {
         "balanced_accuracy": balanced_accuracy(shown, gold),

@@ -25,10 +25,15 @@ CLAIMS = [
 ]
 
 
-def test_the_deep_check_finds_the_failing_half_the_plain_verdict_misses(tmp_path: Path) -> None:
-    claims, corpus, items = tmp_path / "claims.jsonl", tmp_path / "corpus.jsonl", tmp_path / "out.items.jsonl"
+def claims_and_corpus(folder: Path) -> tuple[Path, Path]:
+    claims, corpus = folder / "claims.jsonl", folder / "corpus.jsonl"
     claims.write_text("".join(json.dumps(record) + "\n" for record in CLAIMS))
     corpus.write_text("".join(json.dumps(record) + "\n" for record in CORPUS))
+    return claims, corpus
+
+
+def test_the_deep_check_finds_the_failing_half_the_plain_verdict_misses(tmp_path: Path) -> None:
+    (claims, corpus), items = claims_and_corpus(tmp_path), tmp_path / "out.items.jsonl"
     written: list[str] = []
 
     result = evaluate_deep_check(
@@ -60,9 +65,7 @@ def test_the_deep_check_finds_the_failing_half_the_plain_verdict_misses(tmp_path
 
 
 def test_without_the_model_the_gold_split_shows_what_the_verifier_alone_can_reach(tmp_path: Path) -> None:
-    claims, corpus = tmp_path / "claims.jsonl", tmp_path / "corpus.jsonl"
-    claims.write_text("".join(json.dumps(record) + "\n" for record in CLAIMS))
-    corpus.write_text("".join(json.dumps(record) + "\n" for record in CORPUS))
+    claims, corpus = claims_and_corpus(tmp_path)
 
     result = evaluate_deep_check(
         claims,
