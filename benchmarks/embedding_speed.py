@@ -42,7 +42,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from indexer.embedder import BACKENDS, SentenceTransformerEmbedder, resolve_model_path
+from indexer.embedder import BACKENDS, SentenceTransformerEmbedder
+from indexer.packaged_models import resolve_model_path
 
 VARIANTS = ("torch", "torch-int8", "onnx", "onnx-int8")
 REFERENCE = "torch"

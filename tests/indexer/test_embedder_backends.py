@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from indexer import onnx_export
-from indexer.embedder import BACKENDS, Backend, SentenceTransformerEmbedder, resolve_model_path
+from indexer.embedder import BACKENDS, Backend, SentenceTransformerEmbedder
+from indexer.packaged_models import resolve_model_path
 
 # Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
 pytestmark = pytest.mark.model

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.embedder import resolve_model_path
+from indexer.packaged_models import resolve_model_path
 from indexer.reranker import DEFAULT_RERANKER, CrossEncoderReranker, RerankerLoadError
 from indexer.reranker_data import TrainingGroup
 from indexer.reranker_training import RerankerTrainingConfig, train_reranker

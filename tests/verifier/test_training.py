@@ -6,7 +6,9 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
+import torch
 
 from indexer.training_resume import RESUME_FILE, ResumePoint, length_bucketed_batches
 from verifier.cross_encoder import CrossEncoderVerifier
@@ -48,7 +50,7 @@ def test_length_buckets_cover_every_example_once() -> None:
 
 
 def test_a_short_real_run_saves_an_fp16_checkpoint_that_loads(tmp_path: Path) -> None:
-    from indexer.embedder import MINILM, resolve_model_path
+    from indexer.packaged_models import MINILM, resolve_model_path
 
     texts = [
         ("Drug A lowers blood pressure.", "Trial. Drug A lowered blood pressure by 10 mmHg.", "SUPPORT"),
@@ -72,7 +74,7 @@ def test_a_short_real_run_saves_an_fp16_checkpoint_that_loads(tmp_path: Path) ->
 
 
 def test_a_killed_run_resumes_where_it_stopped_and_ends_like_an_uninterrupted_one(tmp_path: Path) -> None:
-    from indexer.embedder import MINILM, resolve_model_path
+    from indexer.packaged_models import MINILM, resolve_model_path
 
     texts = [
         ("Drug A lowers blood pressure.", "Trial. Drug A lowered blood pressure by 10 mmHg.", "SUPPORT"),
@@ -126,3 +128,62 @@ def test_a_killed_run_resumes_where_it_stopped_and_ends_like_an_uninterrupted_on
     a = CrossEncoderVerifier.load(tmp_path / "resumed").logits([(texts[0][0], texts[0][1])])
     b = CrossEncoderVerifier.load(tmp_path / "straight").logits([(texts[0][0], texts[0][1])])
     assert a == pytest.approx(b, abs=2e-2)  # same steps in the same order (fp16 on disk)
+
+
+def toy_examples(repeat: int) -> tuple[list[Example], dict[str, list[Example]]]:
+    texts = [
+        ("Drug A lowers blood pressure.", "Trial. Drug A lowered blood pressure by 10 mmHg.", "SUPPORT"),
+        ("Drug A lowers blood pressure.", "Trial. Drug A did not change blood pressure.", "CONTRADICT"),
+        ("Drug A lowers blood pressure.", "Survey. Patients preferred morning clinics.", "NO_EVIDENCE"),
+    ]
+    train = [Example(claim, passage, label) for claim, passage, label in texts * repeat]
+    return train, {"toy": [Example(claim, passage, label) for claim, passage, label in texts]}
+
+
+def test_an_early_gate_stops_with_its_curve_and_the_same_run_goes_on_to_the_end(tmp_path: Path) -> None:
+    from indexer.packaged_models import MINILM, resolve_model_path
+
+    train, dev = toy_examples(8)  # 24 examples, 6 steps of 4 an epoch, 12 in all
+
+    def config(folder: str) -> TrainingConfig:
+        return TrainingConfig(
+            backbone=resolve_model_path(MINILM), output=str(tmp_path / folder), epochs=2, batch_size=4, max_length=32
+        )
+
+    gated = train_verifier(
+        config("gated"), train, dev, on_progress=lambda m: None, stop_after_examples=28, eval_every=2
+    )
+
+    # Evaluated every 2 steps and where the gate stopped (step 7, inside epoch 2), then kept for resuming.
+    assert [entry["examples_seen"] for entry in gated["history"]] == [8, 16, 24, 28]  # type: ignore[index, union-attr]
+    assert [entry["epoch"] for entry in gated["history"]] == [1, 1, 1, 2]  # type: ignore[index, union-attr]
+    assert (tmp_path / "gated" / RESUME_FILE).exists()
+
+    progress: list[str] = []
+    finished = train_verifier(config("gated"), train, dev, on_progress=progress.append)
+
+    # The same run, not a new one: it picks up after step 7 and its curve ends at the whole run's 48 examples.
+    assert any("resuming at epoch 2 step 1" in message for message in progress)
+    assert not (tmp_path / "gated" / RESUME_FILE).exists()
+    curve = [entry["examples_seen"] for entry in finished["history"]]  # type: ignore[index, union-attr]
+    assert curve == [8, 16, 24, 28, 48]
+    assert json.loads((tmp_path / "gated" / "training.json").read_text())["config"]["epochs"] == 2
+
+
+def test_bf16_autocast_trains_a_checkpoint_that_loads_and_an_unknown_precision_is_refused(tmp_path: Path) -> None:
+    from indexer.packaged_models import MINILM, resolve_model_path
+    from verifier.training import autocast
+
+    train, dev = toy_examples(4)
+    config = TrainingConfig(
+        backbone=resolve_model_path(MINILM), output=str(tmp_path / "bf16"), epochs=1, batch_size=4, precision="bf16"
+    )
+
+    summary = train_verifier(config, train, dev, on_progress=lambda message: None)
+
+    assert summary["config"]["precision"] == "bf16"  # type: ignore[index]
+    loaded = CrossEncoderVerifier.load(tmp_path / "bf16")
+    assert loaded.model.dtype == torch.float32  # weights stay fp32; only the forward pass ran in bf16
+    assert np.isfinite(loaded.logits([(train[0].claim, train[0].passage)])).all()
+    with pytest.raises(ValueError, match="unknown precision 'fp8'"):
+        autocast("fp8")

@@ -15,8 +15,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from indexer.embedder import resolve_model_path
 from indexer.evaluation import evaluation_index_dir
+from indexer.packaged_models import resolve_model_path
 from indexer.reranker import DEFAULT_RERANKER
 from indexer.reranker_training import RerankerTrainingConfig
 from indexer.reranker_training_run import run_reranker_training

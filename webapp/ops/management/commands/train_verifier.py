@@ -2,6 +2,10 @@
 
     manage.py train_verifier                      # MiniLM, evidence input, 3 epochs: the committed weights
     manage.py train_verifier --input abstract --output var/models/verifier-abstract
+    manage.py train_verifier --backbone mpnet --max-length 128 --precision bf16 --eval-every 100 --stop-after 3200
+
+A run keeps a resume point in its output folder every few steps: the same command again goes on where a killed or
+gated (`--stop-after`) run stopped.
 
 Selects the epoch on the dev splits and writes fp16 safetensors plus training.json (config, dev history).
 """
@@ -14,9 +18,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from indexer.embedder import resolve_model_path
+from indexer.packaged_models import PACKAGED, resolve_model_path
 from verifier.datasets import DEV_SPLITS, TRAIN_SPLITS
-from verifier.training import TrainingConfig
+from verifier.training import PRECISIONS, TrainingConfig
 from verifier.training_run import EXTRA_SOURCES, run_verifier_training
 from webapp.corpus import engines
 
@@ -25,7 +29,9 @@ class Command(BaseCommand):
     help = "Fine-tune the 3-way claim verifier (cross-encoder) on the shared training splits."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--backbone", default="minilm", help="minilm (packaged) or a HF model path or id")
+        parser.add_argument(
+            "--backbone", default="minilm", help=f"{' or '.join(PACKAGED)} (packaged) or a HF model path or id"
+        )
         parser.add_argument("--output", type=Path, default=settings.VERIMED_VERIFIER_MODEL)
         parser.add_argument("--input", dest="input_mode", choices=("evidence", "abstract"), default="evidence")
         parser.add_argument("--evidence-sentences", type=int, default=3)
@@ -38,6 +44,11 @@ class Command(BaseCommand):
             type=float,
             default=0.35,
             help="Share of rationale pairs that also give a NO_EVIDENCE one.",
+        )
+        parser.add_argument("--precision", choices=PRECISIONS, default="fp32", help="bf16: autocast (AVX512-BF16)")
+        parser.add_argument("--eval-every", type=int, default=0, help="Steps between dev evaluations (a curve).")
+        parser.add_argument(
+            "--stop-after", type=int, default=0, help="Stop after this many examples (an early gate); resumable."
         )
         parser.add_argument("--limit", type=int, help="Use only this many training pairs (a quick smoke run).")
         parser.add_argument(
@@ -76,8 +87,15 @@ class Command(BaseCommand):
             dev_splits=[split.name for split in DEV_SPLITS],
             extra_data=extra,
             counterfactual_fraction=options["counterfactuals"],
+            precision=options["precision"],
         )
         summary = run_verifier_training(
-            config, data_root, embedder=engines.embedder(), limit=options["limit"], write=self.stdout.write
+            config,
+            data_root,
+            embedder=engines.embedder(),
+            limit=options["limit"],
+            write=self.stdout.write,
+            stop_after_examples=options["stop_after"],
+            eval_every=options["eval_every"],
         )
         self.stdout.write(self.style.SUCCESS(f"best epoch {summary['best_epoch']}; weights in {config.output}"))
