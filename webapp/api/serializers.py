@@ -13,10 +13,10 @@ from rest_framework.settings import api_settings
 
 from indexer.hybrid import Fusion, HybridSettings, Mode
 from indexer.records import CORRECTION_REF_TYPES
+from indexer.study_design import DESIGNS
 from verifier.consensus import CONSENSUS_ABSTRACTS, CONSENSUS_LABELS
 from webapp.api.watch_serializers import RecheckSerializer
 from webapp.corpus.models import Article
-from webapp.corpus.study_design import DESIGNS
 from webapp.qa.models import Question
 from webapp.qa.pipeline import RetrievalFilters
 from webapp.review.models import Flag

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from indexer.study_design import StudyDesign, article_study_design
 from webapp.corpus.models import Article
-from webapp.corpus.study_design import StudyDesign, article_study_design
 
 # Shown beside a source; "none" shows nothing.
 RETRACTION_LABELS = {

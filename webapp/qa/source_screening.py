@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 from indexer.base import FusedHit
 from indexer.hybrid import hybrid_search
+from indexer.study_design import article_study_design, design_strength
 from webapp.corpus import engines
 from webapp.corpus.models import Article
-from webapp.corpus.study_design import article_study_design, design_strength
 from webapp.qa.pipeline import PipelineSettings
 
 # HybridSettings' own bound on top_k: an over-fetch never asks for more.

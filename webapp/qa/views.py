@@ -10,9 +10,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from indexer.study_design import DESIGNS
 from webapp.accounts.roles import RESEARCHER, REVIEWER, role_required, user_has_role
 from webapp.corpus.models import Article
-from webapp.corpus.study_design import DESIGNS
 from webapp.qa import selectors, services
 from webapp.qa.access import question_cancellable, question_shareable, question_viewable, questions_visible
 from webapp.qa.follow_up_views import follow_up_context

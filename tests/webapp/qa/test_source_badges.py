@@ -10,11 +10,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from indexer.study_design import DESIGNS
 from tests.e2e.contrast import AA_NORMAL_TEXT, contrast_ratio
 from tests.webapp.factories import answer_with_references, article_retracted
 from webapp.accounts.roles import RESEARCHER
 from webapp.corpus.models import Article
-from webapp.corpus.study_design import DESIGNS
 from webapp.qa.models import Question
 from webapp.qa.source_notes import NOTICE_PHRASES, RETRACTION_LABELS
 

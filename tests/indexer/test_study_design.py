@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.corpus.study_design import DESIGNS, article_study_design, design_strength, study_design
+from indexer.study_design import DESIGNS, article_study_design, design_strength, study_design
 
 
 def badge(types: tuple[str, ...] = (), mesh: tuple[str, ...] = ()) -> str | None:
