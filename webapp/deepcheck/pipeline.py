@@ -1,31 +1,14 @@
-"""What a deep check runs with: the question's own search settings (its claims are searched for as its sources were),
-the language model and verifier the site runs now, and the search itself, as the retrieve stage makes it."""
+"""A deep check's search: a claim searched for as the question's sources were, as the retrieve stage searches.
+
+What it runs with (the question's own search settings, the language model and verifier the site runs now) is
+webapp.qa.pipeline.pipeline_rereading's, as for a re-check."""
 
 from __future__ import annotations
 
-from pydantic import ValidationError
-
 from verifier.verify import CitedAbstract
-from webapp.qa.models import Question
-from webapp.qa.pipeline import PipelineSettings, default_pipeline_settings
+from webapp.qa.pipeline import PipelineSettings
 from webapp.qa.source_screening import MAX_FETCH, sources_search
 from webapp.qa.verification import cited_abstracts
-
-
-def deep_check_pipeline(question: Question) -> PipelineSettings:
-    site = default_pipeline_settings()
-    try:
-        stored = PipelineSettings.model_validate(question.settings)
-    except ValidationError:  # rows made by hand, or settings whose fields have changed since
-        return site
-    return stored.model_copy(
-        update={
-            "verification": site.verification,
-            "llm_model": site.llm_model,
-            "llm_base_url": site.llm_base_url,
-            "llm_server_kind": site.llm_server_kind,
-        }
-    )
 
 
 class HybridClaimSearch:

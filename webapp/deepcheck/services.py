@@ -14,9 +14,10 @@ from django.utils import timezone
 from verifier.claim_extraction import ClaimExtractor, extraction_budget
 from verifier.claim_tree import REQUERY_ABSTRACTS, DeepChecker, DeepCheckStoppedError
 from webapp.deepcheck.models import ClaimFlag, DeepCheck
-from webapp.deepcheck.pipeline import HybridClaimSearch, deep_check_pipeline
+from webapp.deepcheck.pipeline import HybridClaimSearch
 from webapp.qa.llm import llm_for
 from webapp.qa.models import Question
+from webapp.qa.pipeline import SITE_LANGUAGE_MODEL, SITE_VERIFIER, pipeline_rereading
 from webapp.qa.verification import answer_verifier, question_verification_inputs
 from webapp.review.services import FlagRejectedError, flag_create
 
@@ -85,7 +86,9 @@ def deep_check_run(*, deep_check_id: int) -> None:
         status=DeepCheck.Status.RUNNING, stage="", progress=0, error="", updated_at=timezone.now()
     )
     question = check.question
-    pipeline = deep_check_pipeline(question)
+    # The question's own search settings (its claims are searched for as its sources were), the language model and
+    # verifier the site runs now.
+    pipeline = pipeline_rereading(question, site_parts=SITE_VERIFIER | SITE_LANGUAGE_MODEL)
     verifier = answer_verifier(pipeline)
     extractor = ClaimExtractor(llm_for(pipeline))
     checker = DeepChecker(extractor, verifier, HybridClaimSearch(pipeline), requery_abstracts=REQUERY_ABSTRACTS)

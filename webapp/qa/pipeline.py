@@ -6,8 +6,10 @@ group of the settings tree (webapp/config.py) validated from them in one call, w
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from django.conf import settings
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from generator.base import ServerKind
 from generator.generation_settings import GenerationSettings
@@ -15,6 +17,7 @@ from indexer.base import SearchFilters
 from indexer.hybrid import HybridSettings
 from webapp.config import group_from_settings
 from webapp.config_groups import EnginesConfig, GenerationConfig, LlmConfig, VerificationConfig
+from webapp.qa.models import Question
 from webapp.qa.verification_settings import VerificationSettings
 
 
@@ -73,3 +76,24 @@ def default_pipeline_settings() -> PipelineSettings:
         lexical_backend=engines.lexical_backend,
         vector_backend=engines.vector_backend,
     )
+
+
+# The parts of the settings a stored answer is read again with as the site runs them today (pipeline_rereading).
+SITE_VERIFIER = frozenset({"verification"})
+SITE_LANGUAGE_MODEL = frozenset({"llm_model", "llm_base_url", "llm_server_kind"})
+
+
+def stored_pipeline(question: Question) -> PipelineSettings:
+    """The settings the question was answered with; the site's own where none valid were stored (rows made by hand,
+    or settings whose fields have changed since)."""
+    try:
+        return PipelineSettings.model_validate(question.settings)
+    except ValidationError:
+        return default_pipeline_settings()
+
+
+def pipeline_rereading(question: Question, *, site_parts: Collection[str]) -> PipelineSettings:
+    """What reading the question's answer again today runs with: its stored settings (its search above all), with
+    the parts named in `site_parts` (SITE_VERIFIER, SITE_LANGUAGE_MODEL) as the site runs them now."""
+    site = default_pipeline_settings()
+    return stored_pipeline(question).model_copy(update={part: getattr(site, part) for part in site_parts})

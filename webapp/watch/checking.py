@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from pydantic import ValidationError
-
 from generator.claims import Claim
 from verifier.verdicts import CONTRADICT
 from verifier.verify import AnswerVerifier, CitedAbstract
@@ -20,7 +18,7 @@ from webapp.corpus import engines
 from webapp.corpus.models import Article
 from webapp.corpus.services.retractions import retractions_resolve
 from webapp.qa.models import Question
-from webapp.qa.pipeline import PipelineSettings, default_pipeline_settings
+from webapp.qa.pipeline import SITE_VERIFIER, PipelineSettings, pipeline_rereading
 from webapp.qa.source_screening import sources_search
 from webapp.qa.verification import answer_verifier, cited_abstracts, question_verification_inputs
 from webapp.watch.changes import AnswerState, Contradiction, Reading, verdict_key
@@ -38,19 +36,6 @@ class AnswerCheck:
     models: dict[str, str]
 
 
-def stored_pipeline(question: Question) -> PipelineSettings:
-    """The settings the question was answered with; the site's own where none were stored (rows made by hand)."""
-    try:
-        return PipelineSettings.model_validate(question.settings)
-    except ValidationError:
-        return default_pipeline_settings()
-
-
-def recheck_pipeline(question: Question) -> PipelineSettings:
-    """The question's own settings (its search above all), with the verifier the site runs now."""
-    return stored_pipeline(question).model_copy(update={"verification": default_pipeline_settings().verification})
-
-
 def cited_pmids(claims: Sequence[Claim], given: Collection[str]) -> list[str]:
     """The papers the answer cites and links: a citation of a paper the model was never given is never linked."""
     return list(dict.fromkeys(pmid for claim in claims for pmid in claim.citations if pmid in given))
@@ -65,7 +50,8 @@ def retraction_statuses(*, pmids: Collection[str]) -> dict[str, str]:
 
 def answer_check(*, question: Question) -> AnswerCheck:
     """What `question`'s answer gives checked now; nothing is written but the cited papers' resolved statuses."""
-    pipeline = recheck_pipeline(question)
+    # The question's own settings (its search above all), with the verifier the site runs now.
+    pipeline = pipeline_rereading(question, site_parts=SITE_VERIFIER)
     verifier = answer_verifier(pipeline)
     inputs = question_verification_inputs(question)
     results = verifier.verify(inputs.claims, inputs.abstracts, inputs.given)

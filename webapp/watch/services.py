@@ -13,10 +13,11 @@ from django.utils import timezone
 from webapp.accounts.roles import AnyUser
 from webapp.corpus.models import IndexJob
 from webapp.qa.models import CitationVerdict, Question
+from webapp.qa.pipeline import stored_pipeline
 from webapp.qa.services import question_create
 from webapp.qa.verification import question_verification_inputs
 from webapp.watch.changes import AnswerState, answer_changes, changes_json, changes_summary, next_state, verdict_key
-from webapp.watch.checking import answer_check, cited_pmids, retraction_statuses, stored_pipeline
+from webapp.watch.checking import answer_check, cited_pmids, retraction_statuses
 from webapp.watch.models import Notification, Recheck, Watch
 
 logger = logging.getLogger(__name__)
