@@ -1,4 +1,5 @@
-"""How far the deep check can go with this verifier: every compound split by hand into its two claims, A and b.
+"""How far the deep check can go with this verifier: every compound read as the two source claims it was built
+from, A and b (the claims file's own claims, not a split anyone made).
 
 The deep check's own run depends on the language model's split; this one does not. Each claim is judged against the
 compound's document exactly as the deep check judges a claim (`AnswerVerifier`, one batch), so what is left between

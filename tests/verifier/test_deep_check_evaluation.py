@@ -1,6 +1,10 @@
-"""`evaluate deep-check` end to end on a tiny claims file, with the registry's fake model and verifier: the plain
-sentence verdict lets an unsupported half hide behind a supported one, the deep check does not, and the figures the
-issue names are all in the result."""
+"""`evaluate deep-check` end to end on a tiny claims file, with the registry's fake model and verifier.
+
+These tests check the evaluation's plumbing, not the quality of any split or verdict: the fake model splits a
+compound exactly where the compound builder joined its two source claims (generator/fake_claims.py), and the fake
+classifier judges by word overlap, so the deep check's and the gold split's perfect scores here hold by construction.
+What they show is that each claim's verdict reaches the figures, that the plain verdict is scored on the whole
+sentence, and that every figure the issue names is in the result."""
 
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ def claims_and_corpus(folder: Path) -> tuple[Path, Path]:
     return claims, corpus
 
 
-def test_the_deep_check_finds_the_failing_half_the_plain_verdict_misses(tmp_path: Path) -> None:
+def test_the_evaluation_scores_each_claim_of_the_split_it_is_given(tmp_path: Path) -> None:
     (claims, corpus), items = claims_and_corpus(tmp_path), tmp_path / "out.items.jsonl"
     written: list[str] = []
 
@@ -50,6 +54,11 @@ def test_the_deep_check_finds_the_failing_half_the_plain_verdict_misses(tmp_path
     )
 
     assert (result["compounds"], result["n"], result["supported"]) == (3, 3, 1)
+    # The fake split gives back the two source claims word for word: the perfect scores below follow from that.
+    texts = {str(record["id"]): record["claim"] for record in CLAIMS}
+    assert [[text for text, _ in item["deep_claims"]] for item in result["items"]] == [
+        [texts[str(claim)] for claim in item["claims"]] for item in result["items"]
+    ]
     # "…lowers blood pressure, and zorvistatin cures migraine headaches": SUPPORT whole, PARTIAL split.
     assert (result["plain"]["balanced_accuracy"], result["plain"]["balanced_accuracy_leaning"]) == (0.75, 0.75)
     assert result["deep"]["balanced_accuracy"] == result["deep"]["balanced_accuracy_leaning"] == 1.0
@@ -64,7 +73,7 @@ def test_the_deep_check_finds_the_failing_half_the_plain_verdict_misses(tmp_path
     assert "deep " in format_deep_check_table(result)
 
 
-def test_without_the_model_the_gold_split_shows_what_the_verifier_alone_can_reach(tmp_path: Path) -> None:
+def test_without_the_model_the_gold_split_is_scored_on_the_two_source_claims(tmp_path: Path) -> None:
     claims, corpus = claims_and_corpus(tmp_path)
 
     result = evaluate_deep_check(
@@ -83,7 +92,8 @@ def test_without_the_model_the_gold_split_shows_what_the_verifier_alone_can_reac
 
     assert (result["deep"], result["model"], result["llm_prompt_tokens_per_s"]) == (None, None, None)
     assert result["plain"]["balanced_accuracy"] == 0.75
-    # Split by hand, each half is read on its own: the migraine half fails, so every compound is right.
+    # The gold split is the two source claims, each judged on its own: the migraine claim fails, so with the fake
+    # classifier every compound is right by construction.
     assert result["gold_split"]["balanced_accuracy"] == result["gold_split"]["balanced_accuracy_leaning"] == 1.0
     assert result["gold_split"]["auc"] == result["gold_split"]["best_balanced_accuracy"] == 1.0
     assert result["gold_split"]["second_claim"]["best_balanced_accuracy"] == 1.0
