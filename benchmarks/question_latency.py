@@ -98,8 +98,8 @@ def main() -> None:
     django.setup()
     from django.conf import settings
 
-    model = settings.VERIMED_LLM_MODEL
-    dev = settings.VERIMED_DATA_DIR / "bioasq" / "benchmark" / "questions_dev.jsonl"
+    model = settings.VERIMED.llm.model
+    dev = settings.VERIMED.paths.data_dir / "bioasq" / "benchmark" / "questions_dev.jsonl"
     questions = [json.loads(line)["body"] for line in dev.open()][: args.questions]
     rows: list[dict[str, Any]] = []
     rates: dict[str, list[dict[str, Any]]] = {}
@@ -110,8 +110,8 @@ def main() -> None:
             urls[name] = servers.enter_context(
                 served_model(
                     model,
-                    cache=settings.VERIMED_MODEL_CACHE,
-                    n_ctx=settings.VERIMED_LLM_CONTEXT_TOKENS,
+                    cache=settings.VERIMED.paths.model_cache,
+                    n_ctx=settings.VERIMED.generation.context_tokens,
                     tuning=VARIANTS[name].tuning,
                 )
             )

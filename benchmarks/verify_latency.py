@@ -35,7 +35,7 @@ from webapp.qa.verification import answer_verifier  # noqa: E402
 
 
 def answer() -> tuple[list[Claim], dict[str, CitedAbstract]]:
-    pairs = [pair for pair in read_split(settings.VERIMED_DATA_DIR, DEV_SPLITS[0]) if pair.rationale]
+    pairs = [pair for pair in read_split(settings.VERIMED.paths.data_dir, DEV_SPLITS[0]) if pair.rationale]
     documents: dict[str, CitedAbstract] = {}
     for pair in pairs:
         if len(documents) == 10:
@@ -77,7 +77,7 @@ def main() -> None:
         "cold_s": round(cold, 3),
         "warm_s_median": round(statistics.median(warm), 3),
         "warm_s_max": round(max(warm), 3),
-        "torch_threads": settings.VERIMED_TORCH_THREADS,
+        "torch_threads": settings.VERIMED.engines.torch_threads,
         "cpus": os.cpu_count(),
     }
     print(f"{'what':<28}{'seconds':>10}")

@@ -2,43 +2,74 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from generator.answer import PromptStyle
 from generator.base import SamplingOptions
 
 
+def site_setting(default: Any, variable: str, description: str, **limits: Any) -> Any:
+    """A field that is also a setting of the site: read from `variable` by the site (webapp/config.py), described by its
+    line in docs/configuration.md. The library itself only ever reads the field."""
+    return Field(default, description=description, json_schema_extra={"variable": variable}, **limits)
+
+
 class GenerationSettings(BaseModel, frozen=True):
     # chat-complete wrote fuller answers that cited the question's own abstract more often (measured beside its
     # wording in generator/prompts.py).
-    prompt_style: PromptStyle = Field(
+    prompt_style: PromptStyle = site_setting(
         "chat-complete",
-        description="chat: messages with a worked example; chat-complete: the same asking for three to six "
-        "sentences; verifai: VerifAI's.",
+        "VERIMED_PROMPT_STYLE",
+        "`chat`, `chat-complete` (asks for three to six sentences) or `verifai` (VerifAI's fine-tuned "
+        "Mistral; docker-compose sets it)",
     )
-    max_tokens: int = Field(
-        1225, ge=16, le=8192, description="Upper bound on answer length in tokens (the thesis's value: 1225)."
+    # 1225: the thesis's value.
+    max_tokens: int = site_setting(
+        1225, "VERIMED_LLM_MAX_TOKENS", "upper bound on an answer's length in tokens", ge=16, le=8192
     )
-    temperature: float = Field(0.0, ge=0, le=2, description="0 = greedy: the same retrieval gives the same answer.")
-    repeat_penalty: float = Field(1.1, ge=1, le=2, description="Discourages loops (the thesis used 1.1).")
-    context_tokens: int = Field(8192, ge=512, description="The serving model's context window in tokens.")
-    sentences_per_abstract: int = Field(
-        2, ge=0, le=50, description="Sentences of each abstract the model sees, most relevant first; 0 = all."
+    temperature: float = site_setting(
+        0.0,
+        "VERIMED_LLM_TEMPERATURE",
+        "sampling temperature; 0 = greedy: the same retrieval gives the same answer",
+        ge=0,
+        le=2,
+    )
+    repeat_penalty: float = site_setting(
+        1.1, "VERIMED_LLM_REPETITION_PENALTY", "discourages loops (the thesis used 1.1)", ge=1, le=2
+    )
+    context_tokens: int = site_setting(
+        8192,
+        "VERIMED_LLM_CONTEXT_TOKENS",
+        "the served model's context window; `stack start` serves llama.cpp with it",
+        ge=512,
+    )
+    sentences_per_abstract: int = site_setting(
+        2,
+        "VERIMED_SENTENCES_PER_ABSTRACT",
+        "sentences of each abstract the model reads, most relevant to the question first; 0 = all",
+        ge=0,
+        le=50,
     )
     # The best-ranked abstract is the one an answer leans on most: with two sentences of it, the model has too little
     # to write more than one or two findings from it, and padded longer answers with unrelated abstracts.
-    lead_abstract_sentences: int = Field(
+    lead_abstract_sentences: int = site_setting(
         0,
+        "VERIMED_LEAD_ABSTRACT_SENTENCES",
+        "sentences of the best-ranked abstract the model reads, more than the others get; 0 = as many as the others",
         ge=0,
         le=50,
-        description="Sentences of the best-ranked abstract the model sees (more than the others get); 0 = as many as "
-        "sentences_per_abstract.",
     )
     # Five abstracts of two sentences: a third of the first wave's ten of four, the prompt most of the wait for the
     # first word; on 20 PubMedQA questions the model cited the question's own abstract more often with it (90%
     # against 85%; benchmarks/README.md).
-    abstracts_in_prompt: int = Field(
-        5, ge=0, le=100, description="The best-ranked retrieved abstracts the model reads; 0 = all retrieved."
+    abstracts_in_prompt: int = site_setting(
+        5,
+        "VERIMED_ABSTRACTS_IN_PROMPT",
+        "the best-ranked retrieved abstracts the model reads (the rest stay listed as sources); 0 = all",
+        ge=0,
+        le=100,
     )
     abstract_chars: int = Field(1500, ge=200, description="Hard cap on each abstract's characters in the prompt.")
 

@@ -61,7 +61,7 @@ def llm_base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with ExitStack() as stack:
         try:
             base_url = stack.enter_context(
-                served_model(TEST_LLM_MODEL, cache=settings.VERIMED_MODEL_CACHE, n_ctx=8192, log_path=log_path)
+                served_model(TEST_LLM_MODEL, cache=settings.VERIMED.paths.model_cache, n_ctx=8192, log_path=log_path)
             )
         except (RuntimeError, TimeoutError) as exc:
             raise RuntimeError(f"LLM server did not start: {exc}\n{log_path.read_text()[-3000:]}") from None

@@ -92,7 +92,7 @@ def test_its_browser_signs_in_posts_the_form_and_reads_a_clean_refusal(
     live_server: LiveServer, settings: Settings, production: bool
 ) -> None:
     call_command("user_create", "load-user-1", "--role", "researcher", "--password", "pw-for-load", stdout=StringIO())
-    settings.VERIMED_MAX_QUEUED_QUESTIONS = 1
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_MAX_QUEUED_QUESTIONS=1)
     if production:
         # What VERIMED_PRODUCTION turns on: Secure cookies, which a cookie jar would not send over plain http, and
         # https taken from the proxy's header, which makes the CSRF check compare the Origin with https://host.

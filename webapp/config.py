@@ -1,46 +1,55 @@
-"""VeriMed's settings tree: every VERIMED_* variable, typed, validated and documented in one place.
+"""VeriMed's settings tree: every VERIMED_* variable, typed, validated and documented in one place, and read from there.
 
 `config_from_environment()` reads the environment once, when `webapp/settings.py` is imported, and raises
-ImproperlyConfigured naming each bad variable and why. settings.py derives the flat `VERIMED_*` Django settings from
-the tree, so code keeps reading `settings.VERIMED_X` and tests keep overriding those names with pytest-django's
-`settings` fixture. docs/configuration.md's table is rendered from the same tree (webapp/config_table.py).
+ImproperlyConfigured naming each bad variable and why. settings.py keeps the tree as the one Django setting `VERIMED`:
+code reads `settings.VERIMED.llm.model`, and a test overrides values with pytest-django's `settings` fixture,
+`settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_MODEL="other")`, validated as at start-up.
+docs/configuration.md's table is rendered from the same tree (webapp/config_table.py).
 
-Each group (webapp/config_groups.py) gathers one concern; its fields have short names (`llm.timeout_seconds`) and
-are read from the variable their `validation_alias` names (`VERIMED_LLM_TIMEOUT_SECONDS`), so the names
-docker-compose.yml, .env.example and the tests set are unchanged. Values parse as django-environ parsed them: lists
-comma-separated, paths resolved, and an empty variable counts as unset.
-
-The generation and verification groups are the pipeline's own GenerationSettings and VerificationSettings, subclassed
-only to name each field's variable: types, defaults and limits stay declared once, in the pipeline, and a bad value
-fails at start-up instead of at the first question. At request time the flat Django settings are the source of truth
-(a test may have overridden any of them): `group_from_settings()` validates a group from them in one call, with the
-checks of start-up, and `pipeline_settings()` hands on the plain pipeline object each answer stores.
+Each group gathers one concern; its fields have short names (`llm.timeout_seconds`) and each is read from the variable
+it names (`VERIMED_LLM_TIMEOUT_SECONDS`), so the names docker-compose.yml, .env.example and the tests set are unchanged.
+The site's own groups (webapp/config_groups.py) name it as their field's `validation_alias`; the generation and
+verification groups are the pipeline's own GenerationSettings and VerificationSettings, whose fields name it as
+`json_schema_extra={"variable": ...}`, so a pipeline setting is declared once, in the object each answer stores.
+Values parse as django-environ parsed them: lists comma-separated, paths resolved, and an empty variable counts as
+unset.
 """
 
 from __future__ import annotations
 
 from pathlib import PurePath
-from typing import Any, TypeVar
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from pydantic import BaseModel, Field, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
+from generator.generation_settings import GenerationSettings
 from webapp.config_groups import (
     DeploymentConfig,
     EnginesConfig,
-    GenerationConfig,
     LimitsConfig,
     LlmConfig,
     PathsConfig,
     PubmedConfig,
     TasksConfig,
-    VerificationConfig,
 )
+from webapp.qa.verification_settings import VerificationSettings
+
+# The variables that choose an adapter from a library's registry, each of which offers `fake`: a deterministic
+# stand-in for fast tests, refused where VERIMED_PRODUCTION is on.
+ADAPTER_VARIABLES = (
+    "VERIMED_EMBEDDING_BACKEND",
+    "VERIMED_LLM_SERVER_KIND",
+    "VERIMED_VERIFIER",
+    "VERIMED_EVIDENCE_FINDER",
+)
+TEST_FAKE = "fake"
 
 
 class _GroupedVariables(EnvSettingsSource):
-    """Each group of the tree read from flat variables, a field from the one its validation_alias names.
+    """Each group of the tree read from flat variables, a field from the variable it names.
 
     pydantic-settings' own source reads nested groups as GROUP__FIELD; the variables keep their historical flat
     names, so this source sorts them into their groups. It keeps the parent's reading of the environment (case
@@ -50,11 +59,11 @@ class _GroupedVariables(EnvSettingsSource):
     def __call__(self) -> dict[str, Any]:
         return {
             name: {
-                variable: self.env_vars[variable]
-                for variable in group_variables(field.annotation)
+                field: self.env_vars[variable]
+                for variable, field in group_variables(group.annotation).items()
                 if self.env_vars.get(variable) is not None
             }
-            for name, field in self.settings_cls.model_fields.items()
+            for name, group in self.settings_cls.model_fields.items()
         }
 
 
@@ -65,8 +74,8 @@ class VerimedConfig(BaseSettings):
     paths: PathsConfig = Field(title="Paths and data")
     engines: EnginesConfig = Field(title="Retrieval engines")
     llm: LlmConfig = Field(title="LLM server")
-    generation: GenerationConfig = Field(title="Generation")
-    verification: VerificationConfig = Field(title="Verification")
+    generation: GenerationSettings = Field(title="Generation")
+    verification: VerificationSettings = Field(title="Verification")
     pubmed: PubmedConfig = Field(title="PubMed files")
     limits: LimitsConfig = Field(title="Limits")
     tasks: TasksConfig = Field(title="Tasks")
@@ -82,48 +91,100 @@ class VerimedConfig(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (_GroupedVariables(settings_cls),)
 
+    def value(self, variable: str) -> Any:
+        """What `variable` is set to in this tree."""
+        group, field = variable_places()[variable]
+        return getattr(getattr(self, group), field)
+
+    def replace(self, **variables: Any) -> VerimedConfig:
+        """This tree with the given variables set to new values, each checked as at start-up (ImproperlyConfigured
+        naming the variable): how a test overrides a setting."""
+        places = variable_places()
+        unknown = sorted(set(variables) - set(places))
+        if unknown:
+            raise ImproperlyConfigured(f"not a VeriMed setting: {', '.join(unknown)}")
+        changed: dict[str, dict[str, Any]] = {}
+        for variable, value in variables.items():
+            group, field = places[variable]
+            # Paths may be given as Path where the field holds text (a checkpoint path or hub id).
+            changed.setdefault(group, {})[field] = str(value) if isinstance(value, PurePath) else value
+        groups = {}
+        for name, fields in changed.items():
+            current: BaseModel = getattr(self, name)
+            try:
+                groups[name] = type(current).model_validate({**current.model_dump(), **fields})
+            except ValidationError as error:
+                raise ImproperlyConfigured(f"invalid VeriMed settings:\n{_problems(error, group=name)}") from None
+        return self.model_copy(update=groups)
+
+
+def field_variable(field: FieldInfo) -> str | None:
+    """The variable a field of the tree is read from; None for a pipeline field the site does not expose."""
+    if isinstance(field.validation_alias, str):
+        return field.validation_alias
+    extra = field.json_schema_extra
+    variable = extra.get("variable") if isinstance(extra, dict) else None
+    return variable if isinstance(variable, str) else None
+
 
 def group_variables(group: Any) -> dict[str, str]:
     """The variables a group reads, each with the field it fills."""
     return {
-        field.validation_alias: name
-        for name, field in group.model_fields.items()
-        if isinstance(field.validation_alias, str)
+        variable: name for name, field in group.model_fields.items() if (variable := field_variable(field)) is not None
+    }
+
+
+def variable_places() -> dict[str, tuple[str, str]]:
+    """Every variable the tree reads, in the tree's order, with its group and field."""
+    return {
+        variable: (name, field)
+        for name, group in VerimedConfig.model_fields.items()
+        for variable, field in group_variables(group.annotation).items()
     }
 
 
 def config_variables() -> list[str]:
     """Every variable the tree reads, in the tree's order."""
-    return [variable for field in VerimedConfig.model_fields.values() for variable in group_variables(field.annotation)]
+    return list(variable_places())
 
 
 def config_from_environment() -> VerimedConfig:
     try:
-        return VerimedConfig()
+        config = VerimedConfig()
     except ValidationError as error:
         raise ImproperlyConfigured(f"invalid settings in the environment:\n{_problems(error)}") from None
+    _refuse_test_fakes_in_production(config)
+    return config
 
 
-Group = TypeVar("Group", bound=BaseModel)
+def _refuse_test_fakes_in_production(config: VerimedConfig) -> None:
+    # The fakes answer from word overlap: a production site running one would publish made-up verdicts.
+    if not config.deployment.production:
+        return
+    fakes = [variable for variable in ADAPTER_VARIABLES if config.value(variable) == TEST_FAKE]
+    if fakes:
+        raise ImproperlyConfigured(
+            f"VERIMED_PRODUCTION is on but {', '.join(f'{variable}={TEST_FAKE}' for variable in fakes)} chooses a "
+            "test fake (for fast tests only): choose a real adapter (docs/configuration.md), or turn "
+            "VERIMED_PRODUCTION off"
+        )
 
 
-def group_from_settings(group: type[Group], django_settings: Any) -> Group:
-    """A group validated, in one call, from the flat Django settings of its variables (`settings.VERIMED_X`)."""
-    # The flat settings hold the checkpoints as Path (as they always did); the pipeline stores them as text.
-    values = {variable: getattr(django_settings, variable) for variable in group_variables(group)}
-    plain = {variable: str(value) if isinstance(value, PurePath) else value for variable, value in values.items()}
-    try:
-        return group.model_validate(plain)
-    except ValidationError as error:
-        raise ImproperlyConfigured(f"invalid VeriMed settings:\n{_problems(error)}") from None
-
-
-def _problems(error: ValidationError) -> str:
+def _problems(error: ValidationError, *, group: str | None = None) -> str:
     lines = []
     for problem in error.errors():
-        variable = next((part for part in problem["loc"] if isinstance(part, str) and part.isupper()), None)
-        name = variable or ".".join(str(part) for part in problem["loc"])
+        loc = (group, *problem["loc"]) if group else problem["loc"]
+        name = _variable_at(loc) or ".".join(str(part) for part in loc)
         # Never echo what a key variable holds: start-up errors end up in logs.
         shown = "" if name.endswith("_KEY") else f"={problem['input']!r}"
         lines.append(f"  {name}{shown}: {problem['msg']}")
     return "\n".join(lines)
+
+
+def _variable_at(loc: tuple[Any, ...]) -> str | None:
+    """The variable a validation error's location is in: a variable itself, or a group and its field."""
+    if len(loc) < 2:
+        return None
+    if isinstance(loc[1], str) and loc[1].isupper():
+        return loc[1]
+    return next((variable for variable, place in variable_places().items() if place == tuple(loc[:2])), None)

@@ -1,8 +1,8 @@
-"""The groups of the settings tree (webapp/config.py): each VERIMED_* variable as a typed, documented field.
+"""The groups of the settings tree (webapp/config.py) that are the site's own: each VERIMED_* variable as a typed,
+documented field. (The generation and verification groups are the pipeline's own settings objects, whose fields name
+their variables themselves.)
 
-A field is read from the variable its `validation_alias` names; its `description` is its line in the docs table. To add
-a setting: a field here, its flat `VERIMED_*` name in webapp/settings.py when code reads it, then
-`manage.py settings_table --write docs/configuration.md`.
+A field is read from the variable its `validation_alias` names; its `description` is its line in the docs table.
 """
 
 from __future__ import annotations
@@ -12,12 +12,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
-from pydantic.fields import FieldInfo
 
-from generator.answer import PromptStyle
 from generator.base import ServerKind
-from generator.generation_settings import GenerationSettings
-from webapp.qa.verification_settings import VerificationSettings
+from webapp.qa.verification_settings import comma_separated
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 _TRUE_WORDS = ("true", "on", "ok", "y", "yes", "1")  # django-environ's
@@ -34,15 +31,9 @@ def _flag(value: object) -> object:
     return value
 
 
-def _comma_separated(value: object) -> object:
-    # As django-environ's env.list: split on commas and drop empty items, without stripping spaces.
-    return [item for item in value.split(",") if item] if isinstance(value, str) else value
-
-
 Flag = Annotated[bool, BeforeValidator(_flag)]
 ResolvedPath = Annotated[Path, AfterValidator(Path.resolve)]
-CommaList = Annotated[list[str], BeforeValidator(_comma_separated)]
-ResolvedPaths = Annotated[list[ResolvedPath], BeforeValidator(_comma_separated)]
+ResolvedPaths = Annotated[list[ResolvedPath], BeforeValidator(comma_separated)]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 
 
@@ -56,16 +47,10 @@ def _derived(factory: Callable[[dict[str, Any]], Any], *, variable: str, shown: 
     )
 
 
-def _pipeline_field(model: type[BaseModel], name: str, *, variable: str, description: str, **overrides: Any) -> Any:
-    """The pipeline model's field (type, default, limits) read from `variable` and described for the docs table."""
-    return FieldInfo.merge_field_infos(
-        model.model_fields[name], validation_alias=variable, description=description, **overrides
-    )
-
-
 class _Group(BaseModel):
-    # Defaults go through the same validators as variables: paths are resolved either way.
-    model_config = ConfigDict(frozen=True, validate_default=True)
+    # Defaults go through the same validators as variables: paths are resolved either way. By name as well as by
+    # variable: VerimedConfig.replace validates a group again from its fields.
+    model_config = ConfigDict(frozen=True, validate_default=True, validate_by_name=True, validate_by_alias=True)
 
 
 class DeploymentConfig(_Group):
@@ -271,114 +256,6 @@ class LlmConfig(_Group):
     max_retries: int = Field(
         2, ge=0, validation_alias="VERIMED_LLM_MAX_RETRIES", description="the client's retries of a failed request"
     )
-
-
-class GenerationConfig(GenerationSettings):
-    model_config = ConfigDict(validate_default=True)
-
-    prompt_style: PromptStyle = _pipeline_field(
-        GenerationSettings,
-        "prompt_style",
-        variable="VERIMED_PROMPT_STYLE",
-        description="`chat`, `chat-complete` (asks for three to six sentences) or `verifai` (VerifAI's fine-tuned "
-        "Mistral; docker-compose sets it)",
-    )
-    max_tokens: int = _pipeline_field(
-        GenerationSettings,
-        "max_tokens",
-        variable="VERIMED_LLM_MAX_TOKENS",
-        description="upper bound on an answer's length in tokens",
-    )
-    temperature: float = _pipeline_field(
-        GenerationSettings,
-        "temperature",
-        variable="VERIMED_LLM_TEMPERATURE",
-        description="sampling temperature; 0 = greedy: the same retrieval gives the same answer",
-    )
-    repeat_penalty: float = _pipeline_field(
-        GenerationSettings,
-        "repeat_penalty",
-        variable="VERIMED_LLM_REPETITION_PENALTY",
-        description="discourages loops (the thesis used 1.1)",
-    )
-    context_tokens: int = _pipeline_field(
-        GenerationSettings,
-        "context_tokens",
-        variable="VERIMED_LLM_CONTEXT_TOKENS",
-        description="the served model's context window; `stack start` serves llama.cpp with it",
-    )
-    sentences_per_abstract: int = _pipeline_field(
-        GenerationSettings,
-        "sentences_per_abstract",
-        variable="VERIMED_SENTENCES_PER_ABSTRACT",
-        description="sentences of each abstract the model reads, most relevant to the question first; 0 = all",
-    )
-    lead_abstract_sentences: int = _pipeline_field(
-        GenerationSettings,
-        "lead_abstract_sentences",
-        variable="VERIMED_LEAD_ABSTRACT_SENTENCES",
-        description="sentences of the best-ranked abstract the model reads, more than the others get; 0 = as many as "
-        "the others",
-    )
-    abstracts_in_prompt: int = _pipeline_field(
-        GenerationSettings,
-        "abstracts_in_prompt",
-        variable="VERIMED_ABSTRACTS_IN_PROMPT",
-        description="the best-ranked retrieved abstracts the model reads (the rest stay listed as sources); 0 = all",
-    )
-
-    def pipeline_settings(self) -> GenerationSettings:
-        return GenerationSettings.model_validate(self.model_dump())
-
-
-class VerificationConfig(VerificationSettings):
-    model_config = ConfigDict(validate_default=True)
-
-    verifier: Literal["cross-encoder", "llm-judge", "fake"] = _pipeline_field(
-        VerificationSettings,
-        "verifier",
-        variable="VERIMED_VERIFIER",
-        description="`cross-encoder` (the trained checkpoint) or `llm-judge` (the few-shot LLM); `fake` (word "
-        "overlap) is for fast tests only",
-    )
-    verifier_model: str = _pipeline_field(
-        VerificationSettings,
-        "verifier_model",
-        variable="VERIMED_VERIFIER_MODEL",
-        description="any HF sequence-classification checkpoint, path or hub id",
-        default=str(BASE_DIR / "verifier" / "models" / "verimed-minilm-verifier"),
-    )
-    verifier_labels: CommaList = _pipeline_field(
-        VerificationSettings,
-        "verifier_labels",
-        variable="VERIMED_VERIFIER_LABELS",
-        description="its output order when the config says `LABEL_0..2`, comma-separated; the thesis's "
-        "`MilosKosRad/TextualEntailment_DeBERTa_preprocessedSciFACT` needs `NO_EVIDENCE,SUPPORT,CONTRADICT`; "
-        "empty: from the checkpoint",
-    )
-    input: Literal["evidence", "abstract"] = _pipeline_field(
-        VerificationSettings,
-        "input",
-        variable="VERIMED_VERIFIER_INPUT",
-        description="`evidence` (title + top 3 sentences) or `abstract` (title + whole abstract)",
-    )
-    evidence_model: str = _pipeline_field(
-        VerificationSettings,
-        "evidence_model",
-        variable="VERIMED_EVIDENCE_MODEL",
-        description="the LateFusion tagger; a missing folder falls back to BM25 + cosine ranking",
-        default=str(BASE_DIR / "verifier" / "models" / "verimed-evidence-late-fusion"),
-    )
-    evidence_finder: Literal["auto", "late-fusion", "ranked", "fake"] = _pipeline_field(
-        VerificationSettings,
-        "evidence_finder",
-        variable="VERIMED_EVIDENCE_FINDER",
-        description="`auto` (the tagger above when its folder holds one, else `ranked`), `late-fusion`, `ranked` "
-        "(BM25 + cosine) or `fake` (word overlap, for fast tests only)",
-    )
-
-    def pipeline_settings(self) -> VerificationSettings:
-        return VerificationSettings.model_validate(self.model_dump())
 
 
 class LimitsConfig(_Group):

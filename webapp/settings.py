@@ -1,8 +1,8 @@
 """Django settings. Every value comes from the environment; the defaults are the embedded one-machine profile.
 
-The VERIMED_* variables are read, validated and documented once, in the settings tree of webapp/config.py; the flat
-`VERIMED_*` settings below are derived from it, and stay what code reads and tests override. Django's own variables
-(DJANGO_*, DATABASE_URL, CELERY_BROKER_URL) are read here with django-environ.
+The VERIMED_* variables are read, validated and documented once, in the settings tree of webapp/config.py, which is
+the one setting `VERIMED` that code reads and tests override. Django's own variables (DJANGO_*, DATABASE_URL,
+CELERY_BROKER_URL) are read here with django-environ.
 """
 
 from __future__ import annotations
@@ -23,16 +23,17 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
-# Raises ImproperlyConfigured naming every VERIMED_* variable that does not parse or is out of range. Lower case, so
-# not a Django setting: code reads the flat names below, which tests may override.
-config = config_from_environment()
+# The settings tree (webapp/config.py): every VERIMED_* variable, read as `settings.VERIMED.<group>.<field>`. Raises
+# ImproperlyConfigured naming every variable that does not parse or is out of range, or that chooses a test fake
+# while VERIMED_PRODUCTION is on.
+VERIMED = config_from_environment()
 
 # Everything the embedded profile writes (database, broker, indexes, assembled model files) lives here.
-VAR_DIR = config.paths.var_dir
+VAR_DIR = VERIMED.paths.var_dir
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 # One switch for the docker-compose profile: it turns the secure defaults below on; each stays overridable by env.
-VERIMED_PRODUCTION = config.deployment.production
+VERIMED_PRODUCTION = VERIMED.deployment.production
 EMBEDDED_SECRET_KEY = "verimed-embedded-default-not-for-production"
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="") or EMBEDDED_SECRET_KEY
 if VERIMED_PRODUCTION and SECRET_KEY == EMBEDDED_SECRET_KEY:
@@ -162,10 +163,9 @@ X_FRAME_OPTIONS = env.str("DJANGO_X_FRAME_OPTIONS", default="DENY")
 # the page and the API token exchange alike) until VERIMED_LOGIN_COOLOFF_MINUTES pass without another try. Keyed by
 # the pair, so a guesser cannot lock a person out from everywhere, nor one address lock out everyone behind it.
 # Failures are rows in the database (axes' own tables), shared by every web process. 0 turns the limit off.
-VERIMED_LOGIN_FAILURE_LIMIT = config.limits.login_failure_limit
-AXES_ENABLED = VERIMED_LOGIN_FAILURE_LIMIT > 0
-AXES_FAILURE_LIMIT = VERIMED_LOGIN_FAILURE_LIMIT
-AXES_COOLOFF_TIME = timedelta(minutes=config.limits.login_cooloff_minutes)
+AXES_ENABLED = VERIMED.limits.login_failure_limit > 0
+AXES_FAILURE_LIMIT = VERIMED.limits.login_failure_limit
+AXES_COOLOFF_TIME = timedelta(minutes=VERIMED.limits.login_cooloff_minutes)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True  # the limit is on failures in a row, not on a day's typos
 AXES_HTTP_RESPONSE_CODE = 429
@@ -234,7 +234,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": config.deployment.log_level},
+    "root": {"handlers": ["console"], "level": VERIMED.deployment.log_level},
     # One line per HTTP request to the model server drowns everything else in the worker's log; django-axes
     # announces its version at every start, so every manage.py command would print it. Their warnings still show.
     "loggers": {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "openai", "axes.apps")},
@@ -255,9 +255,9 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_SOFT_TIME_LIMIT = config.tasks.soft_time_limit
-CELERY_TASK_TIME_LIMIT = config.tasks.time_limit
-CELERY_TASK_ALWAYS_EAGER = config.tasks.eager
+CELERY_TASK_SOFT_TIME_LIMIT = VERIMED.tasks.soft_time_limit
+CELERY_TASK_TIME_LIMIT = VERIMED.tasks.time_limit
+CELERY_TASK_ALWAYS_EAGER = VERIMED.tasks.eager
 # Tasks run in-process (`ask --in-process`, tests) keep their failure on the result instead of raising, so
 # retries and the failed-state handling behave exactly as in a worker (Celery's eager retry ignores `throw`).
 CELERY_TASK_EAGER_PROPAGATES = False
@@ -289,58 +289,16 @@ CELERY_BEAT_SCHEDULE = {
     "pubmed-updates-sync-daily": {
         "task": "corpus.pubmed_updates_sync_daily",
         # NCBI adds one update file a day; a sync finding nothing new finishes at once.
-        "schedule": crontab(hour=config.pubmed.updates_sync_hour, minute=config.pubmed.updates_sync_minute),
+        "schedule": crontab(hour=VERIMED.pubmed.updates_sync_hour, minute=VERIMED.pubmed.updates_sync_minute),
     },
 }
 
-# --- VeriMed pipeline ---------------------------------------------------------------------------------------
-# Flat names for the tree's values (what each one means: webapp/config.py, docs/configuration.md). Request-time code
-# reads these, so a test's override wins; webapp/qa/pipeline.py validates the pipeline's groups from them.
-VERIMED_DATA_DIR = config.paths.data_dir
-VERIMED_INDEX_DIR = config.paths.index_dir
-VERIMED_MODEL_CACHE = config.paths.model_cache
-VERIMED_PUBMED_DIR = config.paths.pubmed_dir
-VERIMED_INGEST_DIRS = config.paths.ingest_dirs
-VERIMED_LEXICAL_BACKEND = config.engines.lexical_backend
-VERIMED_VECTOR_BACKEND = config.engines.vector_backend
-VERIMED_OPENSEARCH_URL = config.engines.opensearch_url
-VERIMED_OPENSEARCH_INDEX = config.engines.opensearch_index
-VERIMED_QDRANT_URL = config.engines.qdrant_url
-VERIMED_QDRANT_API_KEY = config.engines.qdrant_api_key
-VERIMED_QDRANT_COLLECTION = config.engines.qdrant_collection
-VERIMED_EMBEDDING_MODEL = config.engines.embedding_model
-VERIMED_EMBEDDING_BACKEND = config.engines.embedding_backend
-VERIMED_TORCH_THREADS = config.engines.torch_threads
-VERIMED_RERANKER_MODEL = Path(config.engines.reranker_model)
-VERIMED_RERANKER_BACKEND = config.engines.reranker_backend
-VERIMED_BACKGROUND_EMBEDDING = config.engines.background_embedding
-VERIMED_BACKGROUND_EMBEDDING_POLL_SECONDS = config.engines.background_embedding_poll_seconds
-VERIMED_LLM_BASE_URL = config.llm.base_url
-VERIMED_LLM_MODEL = config.llm.model
-VERIMED_LLM_SERVER_KIND = config.llm.server_kind
-VERIMED_LLM_API_KEY = config.llm.api_key
-VERIMED_LLM_TIMEOUT_SECONDS = config.llm.timeout_seconds
-VERIMED_LLM_MAX_RETRIES = config.llm.max_retries
-VERIMED_PROMPT_STYLE = config.generation.prompt_style
-VERIMED_LLM_MAX_TOKENS = config.generation.max_tokens
-VERIMED_LLM_TEMPERATURE = config.generation.temperature
-VERIMED_LLM_REPETITION_PENALTY = config.generation.repeat_penalty
-VERIMED_LLM_CONTEXT_TOKENS = config.generation.context_tokens
-VERIMED_SENTENCES_PER_ABSTRACT = config.generation.sentences_per_abstract
-VERIMED_LEAD_ABSTRACT_SENTENCES = config.generation.lead_abstract_sentences
-VERIMED_ABSTRACTS_IN_PROMPT = config.generation.abstracts_in_prompt
-VERIMED_VERIFIER = config.verification.verifier
-VERIMED_VERIFIER_MODEL = Path(config.verification.verifier_model)
-VERIMED_VERIFIER_LABELS = config.verification.verifier_labels
-VERIMED_VERIFIER_INPUT = config.verification.input
-VERIMED_EVIDENCE_MODEL = Path(config.verification.evidence_model)
-VERIMED_EVIDENCE_FINDER = config.verification.evidence_finder
-VERIMED_PUBMED_BASELINE_URL = config.pubmed.baseline_url
-VERIMED_PUBMED_UPDATES_URL = config.pubmed.updates_url
-VERIMED_PUBMED_KEEP_FILES = config.pubmed.keep_files
-VERIMED_PUBMED_DOWNLOAD_RETRIES = config.pubmed.download_retries
-VERIMED_PUBMED_RETRY_BACKOFF_SECONDS = config.pubmed.retry_backoff_seconds
-VERIMED_MAX_QUESTION_CHARS = config.limits.max_question_chars
-VERIMED_QUESTIONS_PER_HOUR = config.limits.questions_per_hour
-VERIMED_MAX_QUEUED_QUESTIONS = config.limits.max_queued_questions
-VERIMED_UPLOAD_MAX_BYTES = config.limits.upload_max_bytes
+# --- VeriMed ------------------------------------------------------------------------------------------------
+# Every VERIMED_* setting is read from the tree: settings.VERIMED.<group>.<field> (what each one means:
+# docs/configuration.md). A test overrides values with settings.VERIMED = settings.VERIMED.replace(VERIMED_X=...).
+#
+# Kept flat only for webapp/ops/management/commands/train_verifier.py, which reads these three names and is held by
+# the verifier-training work in progress; remove them when it reads settings.VERIMED.
+VERIMED_DATA_DIR = VERIMED.paths.data_dir
+VERIMED_TORCH_THREADS = VERIMED.engines.torch_threads
+VERIMED_VERIFIER_MODEL = Path(VERIMED.verification.verifier_model)

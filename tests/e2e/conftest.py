@@ -127,7 +127,7 @@ def _started_stack(profile: str, var_dir: Path, profile_vars: dict[str, str]) ->
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "webapp.settings",
         "VERIMED_VAR_DIR": str(var_dir),
-        "VERIMED_MODEL_CACHE": str(settings.VERIMED_MODEL_CACHE),
+        "VERIMED_MODEL_CACHE": str(settings.VERIMED.paths.model_cache),
         "VERIMED_LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",
         "VERIMED_LLM_MODEL": TEST_LLM_MODEL,
         # Short answers: every assertion holds on a few cited sentences, and each token costs the suite time.

@@ -41,7 +41,9 @@ def classifier(request: pytest.FixtureRequest) -> PairClassifier:
     if request.param == "llm-judge":
         llm = LLMSettings(base_url=request.getfixturevalue("llm_base_url"), model=TEST_LLM_MODEL)
         return build_claim_classifier(ClassifierOptions(kind="llm-judge", llm=llm))
-    return build_claim_classifier(ClassifierOptions(kind=request.param, model=str(settings.VERIMED_VERIFIER_MODEL)))
+    return build_claim_classifier(
+        ClassifierOptions(kind=request.param, model=settings.VERIMED.verification.verifier_model)
+    )
 
 
 @pytest.fixture(scope="module")

@@ -135,7 +135,7 @@ def test_a_real_factoid_list_or_summary_question_is_not_yes_no(question: str) ->
 
 def test_nearly_every_bioasq_question_is_told_yes_no_or_not_by_its_form() -> None:
     seen: dict[str, dict[str, str]] = {}
-    for path in sorted((settings.VERIMED_DATA_DIR / "bioasq" / "golden").glob("*_golden.json")):
+    for path in sorted((settings.VERIMED.paths.data_dir / "bioasq" / "golden").glob("*_golden.json")):
         for question in json.loads(path.read_text(encoding="utf-8"))["questions"]:
             seen.setdefault(question["id"], question)
     yes_no = [question["body"] for question in seen.values() if question["type"] == "yesno"]
@@ -165,7 +165,7 @@ def test_the_third_person_form(verb: str, form: str) -> None:
 
 
 def test_nearly_every_bioasq_yes_no_question_gets_a_claim_that_reads_as_a_statement() -> None:
-    questions = bioasq_yes_no_questions(settings.VERIMED_DATA_DIR)
+    questions = bioasq_yes_no_questions(settings.VERIMED.paths.data_dir)
     claims = [question_to_claim(question["body"]) for question in questions]
     made = [claim for claim in claims if claim is not None]
 
@@ -177,7 +177,7 @@ def test_nearly_every_bioasq_yes_no_question_gets_a_claim_that_reads_as_a_statem
 
 
 def test_pubmedqa_questions_mostly_rewrite_too() -> None:
-    items = json.loads((settings.VERIMED_DATA_DIR / "pubmedqa" / "ori_pqal.json").read_text())
+    items = json.loads((settings.VERIMED.paths.data_dir / "pubmedqa" / "ori_pqal.json").read_text())
     questions = [item["QUESTION"] for item in items.values() if item["final_decision"] != "maybe"]
 
     assert sum(question_to_claim(question) is not None for question in questions) / len(questions) >= 0.85

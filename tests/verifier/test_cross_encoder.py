@@ -14,7 +14,7 @@ from verifier.cross_encoder import CrossEncoderVerifier, checkpoint_labels
 # Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
 pytestmark = pytest.mark.model
 
-MODEL: Path = settings.VERIMED_VERIFIER_MODEL
+MODEL: Path = Path(settings.VERIMED.verification.verifier_model)
 
 
 @pytest.fixture(scope="module")

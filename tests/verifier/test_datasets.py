@@ -19,7 +19,7 @@ from verifier.datasets import (
     read_split,
 )
 
-DATA: Path = settings.VERIMED_DATA_DIR
+DATA: Path = settings.VERIMED.paths.data_dir
 
 # (claim, cited document) pairs per split, counted independently from the raw files.
 EXPECTED_PAIRS = {

@@ -17,7 +17,7 @@ from verifier.vectors import SentenceVectors
 # Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
 pytestmark = pytest.mark.model
 
-TAGGER: Path = settings.VERIMED_EVIDENCE_MODEL
+TAGGER: Path = Path(settings.VERIMED.verification.evidence_model)
 CLAIM = "No cases of lactic acidosis occurred with metformin."
 SENTENCES = [
     "Metformin was given to 300 adults with type 2 diabetes for two years.",

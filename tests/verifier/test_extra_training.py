@@ -9,7 +9,7 @@ from django.conf import settings
 
 from verifier.extra_training import bioasq_pairs, dev_question_ids, pubmedqa_pairs
 
-DATA = settings.VERIMED_DATA_DIR
+DATA = settings.VERIMED.paths.data_dir
 
 
 def test_no_bioasq_dev_question_enters_training() -> None:

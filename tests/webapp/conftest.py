@@ -63,8 +63,8 @@ def indexed_articles(tmp_path: Path, db: None) -> list[ArticleRecord]:
 def own_index(settings: Settings, tmp_path: Path) -> Iterator[Path]:
     """Engines over this test's own empty index folder (the session's shared index is left alone)."""
     engines.release_engines()
-    settings.VERIMED_INDEX_DIR = tmp_path / "index"
-    yield settings.VERIMED_INDEX_DIR
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_INDEX_DIR=tmp_path / "index")
+    yield settings.VERIMED.paths.index_dir
     engines.release_engines()
 
 

@@ -1,5 +1,6 @@
 """The settings tree (webapp/config.py): read from the environment as django-environ read it, refusing a bad value at
-start-up by name, the source of the flat settings and the pipeline's, and of the table in docs/configuration.md."""
+start-up by name (and a test fake where VERIMED_PRODUCTION is on), read by the site and the pipeline as it is, and the
+source of the table in docs/configuration.md."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path, PurePath
+from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
@@ -15,17 +16,21 @@ from django.core.exceptions import ImproperlyConfigured
 from pytest_django.fixtures import Settings
 
 from generator.generation_settings import GenerationSettings
+from generator.registry import LLMS, TOKEN_COUNTERS
+from indexer.registry import EMBEDDERS, LEXICAL_INDEXES, VECTOR_INDEXES
 from tests.support import REPO
+from verifier.registry import CLAIM_CLASSIFIERS, EVIDENCE_FINDERS
 from webapp.config import (
-    VerimedConfig,
+    ADAPTER_VARIABLES,
     config_from_environment,
     config_variables,
-    group_from_settings,
     group_variables,
+    variable_places,
 )
 from webapp.config_groups import BASE_DIR
 from webapp.config_table import TABLE_END, TABLE_START, settings_table, with_settings_table
 from webapp.qa.pipeline import default_pipeline_settings
+from webapp.qa.verification_settings import VerificationSettings
 
 
 @pytest.fixture
@@ -158,33 +163,38 @@ def test_a_bad_value_stops_start_up_with_an_error_naming_the_variable(tmp_path: 
     assert "VERIMED_LLM_MAX_TOKENS='abc': Input should be a valid integer" in result.stderr
 
 
-def test_every_flat_setting_holds_the_value_of_its_variable() -> None:
-    from_environment = config_from_environment()  # this test process's environment, read again
-
-    compared = []
-    for name, group in VerimedConfig.model_fields.items():
-        for variable, field in group_variables(group.annotation).items():
-            if not hasattr(django_settings, variable):
-                continue  # it feeds a setting of Django's or Celery's own (VAR_DIR, AXES_*, CELERY_*, LOGGING)
-            flat, value = getattr(django_settings, variable), getattr(getattr(from_environment, name), field)
-            assert (str(flat) if isinstance(flat, PurePath) and isinstance(value, str) else flat) == value, variable
-            compared.append(variable)
-    assert len(compared) >= 40
+def test_the_site_reads_the_tree_read_from_the_environment() -> None:
+    assert config_from_environment() == django_settings.VERIMED  # this test process's environment, read again
 
 
-@pytest.mark.parametrize("group", ["engines", "llm", "generation", "verification"])
-def test_the_pipeline_groups_read_from_the_flat_settings_equal_the_tree(group: str) -> None:
-    model = VerimedConfig.model_fields[group].annotation
-    assert model is not None
+def test_the_pipeline_groups_are_the_objects_each_answer_stores() -> None:
+    pipeline = default_pipeline_settings()
 
-    assert group_from_settings(model, django_settings) == getattr(config_from_environment(), group)
+    assert type(pipeline.generation) is GenerationSettings
+    assert type(pipeline.verification) is VerificationSettings
+    assert (pipeline.generation, pipeline.verification) == (
+        django_settings.VERIMED.generation,
+        django_settings.VERIMED.verification,
+    )
 
 
-def test_the_pipeline_follows_the_flat_settings_a_test_overrides(settings: Settings) -> None:
-    settings.VERIMED_LLM_MAX_TOKENS = 150
-    settings.VERIMED_VERIFIER_MODEL = Path("/models/deberta")
-    settings.VERIMED_VERIFIER_LABELS = ["NO_EVIDENCE", "SUPPORT", "CONTRADICT"]
-    settings.VERIMED_LLM_MODEL = "other-model"
+def test_each_variable_names_one_field_of_one_group() -> None:
+    places = variable_places()
+
+    assert len(places) == len(config_variables()) == len(set(places.values()))
+    assert places["VERIMED_LLM_MAX_TOKENS"] == ("generation", "max_tokens")
+    assert places["VERIMED_VERIFIER_INPUT"] == ("verification", "input")
+    assert places["VERIMED_QDRANT_URL"] == ("engines", "qdrant_url")
+    assert "abstract_chars" not in group_variables(GenerationSettings).values()  # a pipeline field the site keeps
+
+
+def test_the_pipeline_follows_the_values_a_test_replaces(settings: Settings) -> None:
+    settings.VERIMED = settings.VERIMED.replace(
+        VERIMED_LLM_MAX_TOKENS=150,
+        VERIMED_VERIFIER_MODEL=Path("/models/deberta"),
+        VERIMED_VERIFIER_LABELS=["NO_EVIDENCE", "SUPPORT", "CONTRADICT"],
+        VERIMED_LLM_MODEL="other-model",
+    )
 
     pipeline = default_pipeline_settings()
 
@@ -196,8 +206,63 @@ def test_the_pipeline_follows_the_flat_settings_a_test_overrides(settings: Setti
     assert type(pipeline.generation) is GenerationSettings  # the plain pipeline object, as stored
 
 
-def test_an_overridden_flat_setting_is_checked_as_at_start_up(settings: Settings) -> None:
-    settings.VERIMED_LLM_MAX_TOKENS = 5
+def test_a_replaced_value_is_checked_as_at_start_up() -> None:
+    config = config_from_environment()
 
     with pytest.raises(ImproperlyConfigured, match=r"VERIMED_LLM_MAX_TOKENS=5: Input should be greater than or equal"):
-        default_pipeline_settings()
+        config.replace(VERIMED_LLM_MAX_TOKENS=5)
+    with pytest.raises(ImproperlyConfigured, match=r"VERIMED_QUESTIONS_PER_HOUR=-1: Input should be greater than"):
+        config.replace(VERIMED_QUESTIONS_PER_HOUR=-1)
+    with pytest.raises(ImproperlyConfigured, match="not a VeriMed setting: VERIMED_NO_SUCH_THING"):
+        config.replace(VERIMED_NO_SUCH_THING=1)
+
+
+@pytest.mark.parametrize("variable", ADAPTER_VARIABLES)
+def test_production_refuses_a_test_fake_adapter_naming_the_variables(
+    bare_environment: pytest.MonkeyPatch, variable: str
+) -> None:
+    bare_environment.setenv("VERIMED_PRODUCTION", "true")
+    bare_environment.setenv(variable, "fake")
+
+    with pytest.raises(ImproperlyConfigured) as refused:
+        config_from_environment()
+
+    assert str(refused.value).startswith(f"VERIMED_PRODUCTION is on but {variable}=fake chooses a test fake")
+
+
+def test_production_accepts_the_real_adapters(bare_environment: pytest.MonkeyPatch) -> None:
+    bare_environment.setenv("VERIMED_PRODUCTION", "true")
+    bare_environment.setenv("VERIMED_LLM_SERVER_KIND", "vllm")
+    bare_environment.setenv("VERIMED_EMBEDDING_BACKEND", "torch")
+    bare_environment.setenv("VERIMED_VERIFIER", "llm-judge")
+    bare_environment.setenv("VERIMED_EVIDENCE_FINDER", "ranked")
+
+    assert config_from_environment().deployment.production is True
+    bare_environment.delenv("VERIMED_LLM_SERVER_KIND")
+    bare_environment.delenv("VERIMED_EMBEDDING_BACKEND")
+    bare_environment.delenv("VERIMED_VERIFIER")
+    bare_environment.delenv("VERIMED_EVIDENCE_FINDER")
+    defaults = config_from_environment()  # the defaults choose real adapters
+    assert [defaults.value(variable) for variable in ADAPTER_VARIABLES] == [
+        "onnx-int8",
+        "llama.cpp",
+        "cross-encoder",
+        "auto",
+    ]
+
+
+def test_the_embedded_profile_may_choose_a_test_fake(bare_environment: pytest.MonkeyPatch) -> None:
+    for variable in ADAPTER_VARIABLES:
+        bare_environment.setenv(variable, "fake")
+
+    assert [config_from_environment().value(variable) for variable in ADAPTER_VARIABLES] == ["fake"] * 4
+
+
+def test_every_registry_offering_a_fake_is_chosen_by_an_adapter_variable() -> None:
+    chosen = {"VERIMED_EMBEDDING_BACKEND": [EMBEDDERS], "VERIMED_LLM_SERVER_KIND": [LLMS, TOKEN_COUNTERS],
+              "VERIMED_VERIFIER": [CLAIM_CLASSIFIERS], "VERIMED_EVIDENCE_FINDER": [EVIDENCE_FINDERS]}  # fmt: skip
+    registries = [EMBEDDERS, LEXICAL_INDEXES, VECTOR_INDEXES, LLMS, TOKEN_COUNTERS, CLAIM_CLASSIFIERS, EVIDENCE_FINDERS]
+
+    assert list(chosen) == list(ADAPTER_VARIABLES)
+    offering_a_fake = [registry.role for registry in registries if "fake" in registry.names]
+    assert offering_a_fake == [registry.role for registries in chosen.values() for registry in registries]

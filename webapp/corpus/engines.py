@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Iterable
 from functools import cache
+from pathlib import Path
 
 from django.conf import settings
 
@@ -35,10 +36,10 @@ _vectors: dict[str, VectorIndex] = {}
 def embedder() -> Embedder:
     return build_embedder(
         EmbedderOptions(
-            backend=settings.VERIMED_EMBEDDING_BACKEND,
-            model=settings.VERIMED_EMBEDDING_MODEL,
-            threads=settings.VERIMED_TORCH_THREADS,
-            cache_dir=settings.VERIMED_MODEL_CACHE,
+            backend=settings.VERIMED.engines.embedding_backend,
+            model=settings.VERIMED.engines.embedding_model,
+            threads=settings.VERIMED.engines.torch_threads,
+            cache_dir=settings.VERIMED.paths.model_cache,
         )
     )
 
@@ -61,10 +62,10 @@ def _build_lexical(generation: str) -> LexicalIndex:
     # Each generation is an index of its own: a folder beside the others, or an index name with the generation.
     return build_lexical_index(
         LexicalOptions(
-            backend=settings.VERIMED_LEXICAL_BACKEND,
-            folder=settings.VERIMED_INDEX_DIR / f"tantivy-{generation}",
-            url=settings.VERIMED_OPENSEARCH_URL,
-            index=f"{settings.VERIMED_OPENSEARCH_INDEX}-{generation}",
+            backend=settings.VERIMED.engines.lexical_backend,
+            folder=settings.VERIMED.paths.index_dir / f"tantivy-{generation}",
+            url=settings.VERIMED.engines.opensearch_url,
+            index=f"{settings.VERIMED.engines.opensearch_index}-{generation}",
         )
     )
 
@@ -72,12 +73,12 @@ def _build_lexical(generation: str) -> LexicalIndex:
 def _build_vectors(generation: str) -> VectorIndex:
     return build_vector_index(
         VectorOptions(
-            backend=settings.VERIMED_VECTOR_BACKEND,
+            backend=settings.VERIMED.engines.vector_backend,
             dimension=embedder_dimension(),
-            folder=settings.VERIMED_INDEX_DIR / f"qdrant_edge-{generation}",
-            url=settings.VERIMED_QDRANT_URL,
-            collection=f"{settings.VERIMED_QDRANT_COLLECTION}-{generation}",
-            api_key=settings.VERIMED_QDRANT_API_KEY,
+            folder=settings.VERIMED.paths.index_dir / f"qdrant_edge-{generation}",
+            url=settings.VERIMED.engines.qdrant_url,
+            collection=f"{settings.VERIMED.engines.qdrant_collection}-{generation}",
+            api_key=settings.VERIMED.engines.qdrant_api_key,
         )
     )
 
@@ -106,10 +107,10 @@ def reranker() -> Reranker:
     """Loaded by the first search that asks to rerank (off by default: on BioASQ dev it lowered MAP@10), never at
     worker start."""
     return CrossEncoderReranker(
-        settings.VERIMED_RERANKER_MODEL,
-        backend=settings.VERIMED_RERANKER_BACKEND,
-        cache_dir=settings.VERIMED_MODEL_CACHE,
-        threads=settings.VERIMED_TORCH_THREADS,
+        Path(settings.VERIMED.engines.reranker_model),
+        backend=settings.VERIMED.engines.reranker_backend,
+        cache_dir=settings.VERIMED.paths.model_cache,
+        threads=settings.VERIMED.engines.torch_threads,
     )
 
 
@@ -188,7 +189,9 @@ def vector_count(generation: str) -> int | None:
     with _lock:
         if generation in _vectors:
             return _vectors[generation].count()
-    server = settings.VERIMED_VECTOR_BACKEND == "qdrant" and settings.VERIMED_QDRANT_URL.startswith(("http:", "https:"))
+    server = settings.VERIMED.engines.vector_backend == "qdrant" and settings.VERIMED.engines.qdrant_url.startswith(
+        ("http:", "https:")
+    )
     if not server:
         return None
     index = _build_vectors(generation)

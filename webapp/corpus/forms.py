@@ -29,7 +29,7 @@ class IngestUploadForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        limit = settings.VERIMED_UPLOAD_MAX_BYTES / (1024 * 1024)
+        limit = settings.VERIMED.limits.upload_max_bytes / (1024 * 1024)
         self.fields["upload"].help_text = f"{SUPPORTED_TEXT}; at most {limit:.0f} MB."
 
 

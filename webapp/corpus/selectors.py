@@ -149,7 +149,7 @@ def index_status() -> IndexStatus:
 
 
 def _lexical_count(generation: str) -> EngineCount:
-    backend = settings.VERIMED_LEXICAL_BACKEND
+    backend = settings.VERIMED.engines.lexical_backend
     try:
         return EngineCount(backend, "documents", engines.lexical_count(generation))
     except Exception as exc:  # a broken or unreachable engine is a fact to show on this page, not a 500
@@ -158,7 +158,7 @@ def _lexical_count(generation: str) -> EngineCount:
 
 
 def _vector_count(generation: str) -> EngineCount:
-    backend = settings.VERIMED_VECTOR_BACKEND
+    backend = settings.VERIMED.engines.vector_backend
     try:
         live = engines.vector_count(generation)
     except Exception as exc:  # as above

@@ -20,9 +20,9 @@ def llm_settings_for(pipeline: PipelineSettings) -> LLMSettings:
     return LLMSettings(
         base_url=pipeline.llm_base_url,
         model=pipeline.llm_model,
-        api_key=settings.VERIMED_LLM_API_KEY,
-        timeout_seconds=settings.VERIMED_LLM_TIMEOUT_SECONDS,
-        max_retries=settings.VERIMED_LLM_MAX_RETRIES,
+        api_key=settings.VERIMED.llm.api_key,
+        timeout_seconds=settings.VERIMED.llm.timeout_seconds,
+        max_retries=settings.VERIMED.llm.max_retries,
         server_kind=pipeline.llm_server_kind,
     )
 

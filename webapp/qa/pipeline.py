@@ -1,7 +1,8 @@
 """The settings one answer is made with, as a typed object; every question stores a copy of them.
 
-`default_pipeline_settings()` builds them from the flat `settings.VERIMED_*` names (a test may override any), each
-group of the settings tree (webapp/config.py) validated from them in one call, with the checks of start-up.
+`default_pipeline_settings()` builds them from the site's settings tree (`settings.VERIMED`, webapp/config.py), whose
+generation and verification groups are the pipeline's own objects, validated once, at start-up (or where a test
+replaces a value).
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from generator.base import ServerKind
 from generator.generation_settings import GenerationSettings
 from indexer.base import SearchFilters
 from indexer.hybrid import HybridSettings
-from webapp.config import group_from_settings
-from webapp.config_groups import EnginesConfig, GenerationConfig, LlmConfig, VerificationConfig
 from webapp.qa.models import Question
 from webapp.qa.verification_settings import VerificationSettings
 
@@ -64,17 +63,16 @@ class PipelineSettings(BaseModel, frozen=True):
 
 
 def default_pipeline_settings() -> PipelineSettings:
-    llm = group_from_settings(LlmConfig, settings)
-    engines = group_from_settings(EnginesConfig, settings)
+    config = settings.VERIMED
     return PipelineSettings(
-        generation=group_from_settings(GenerationConfig, settings).pipeline_settings(),
-        verification=group_from_settings(VerificationConfig, settings).pipeline_settings(),
-        llm_model=llm.model,
-        llm_base_url=llm.base_url,
-        llm_server_kind=llm.server_kind,
-        embedding_model=engines.embedding_model,
-        lexical_backend=engines.lexical_backend,
-        vector_backend=engines.vector_backend,
+        generation=config.generation,
+        verification=config.verification,
+        llm_model=config.llm.model,
+        llm_base_url=config.llm.base_url,
+        llm_server_kind=config.llm.server_kind,
+        embedding_model=config.engines.embedding_model,
+        lexical_backend=config.engines.lexical_backend,
+        vector_backend=config.engines.vector_backend,
     )
 
 

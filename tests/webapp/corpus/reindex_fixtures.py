@@ -48,11 +48,11 @@ def allowed_dir_fixture(tmp_path: Path) -> Path:
 @pytest.fixture(name="eager_indexing")
 def eager_indexing_fixture(settings: Settings, tmp_path: Path, own_index: Path, allowed_dir: Path) -> Iterator[Path]:
     """Tasks run in the test process, against engines of this test's own index; ingestion only from allowed_dir."""
-    settings.VERIMED_INGEST_DIRS = [allowed_dir]
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_INGEST_DIRS=[allowed_dir])
     settings.VAR_DIR = tmp_path / "var"
-    settings.VERIMED_PUBMED_DIR = tmp_path / "downloads"
-    settings.VERIMED_PUBMED_DOWNLOAD_RETRIES = 2
-    settings.VERIMED_PUBMED_RETRY_BACKOFF_SECONDS = 0.01
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_PUBMED_DIR=tmp_path / "downloads")
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_PUBMED_DOWNLOAD_RETRIES=2)
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_PUBMED_RETRY_BACKOFF_SECONDS=0.01)
     previous = app.conf.task_always_eager, app.conf.task_eager_propagates
     app.conf.task_always_eager, app.conf.task_eager_propagates = True, False
     yield allowed_dir

@@ -54,7 +54,7 @@ def _env(var_dir: Path) -> dict[str, str]:
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "webapp.settings",
         "VERIMED_VAR_DIR": str(var_dir),
-        "VERIMED_MODEL_CACHE": str(settings.VERIMED_MODEL_CACHE),
+        "VERIMED_MODEL_CACHE": str(settings.VERIMED.paths.model_cache),
     }
 
 

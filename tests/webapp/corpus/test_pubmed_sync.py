@@ -52,9 +52,9 @@ def server(tmp_path: Path) -> Iterator[NcbiTestServer]:
 @pytest.fixture(autouse=True)
 def eager_tasks(settings: Settings, tmp_path: Path, own_index: Path) -> Iterator[None]:
     """Tasks run in the test process, against engines of this test's own (empty) index folder."""
-    settings.VERIMED_PUBMED_DIR = tmp_path / "downloads"
-    settings.VERIMED_PUBMED_DOWNLOAD_RETRIES = 2
-    settings.VERIMED_PUBMED_RETRY_BACKOFF_SECONDS = 0.01
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_PUBMED_DIR=tmp_path / "downloads")
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_PUBMED_DOWNLOAD_RETRIES=2)
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_PUBMED_RETRY_BACKOFF_SECONDS=0.01)
     previous = app.conf.task_always_eager, app.conf.task_eager_propagates
     app.conf.task_always_eager, app.conf.task_eager_propagates = True, False
     yield
@@ -90,7 +90,7 @@ def test_a_baseline_sync_downloads_checks_and_indexes_every_file(server: NcbiTes
     assert engines.vector_index().count() >= stored  # one point per chunk, at least one chunk per article
     assert REVISED in searchable("pharmacy", year_from=2019) | searchable("patients")
     # Downloaded files are removed once indexed; their md5 in the table is what a re-run checks.
-    assert not any((settings.VERIMED_PUBMED_DIR / item.name).exists() for item in files)
+    assert not any((settings.VERIMED.paths.pubmed_dir / item.name).exists() for item in files)
 
 
 @pytest.mark.django_db

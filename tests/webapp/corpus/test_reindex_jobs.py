@@ -227,7 +227,7 @@ def test_a_sync_of_pubmed_updates_from_the_page_lists_and_applies_the_update_fil
     update = pubmed_xml(("41000009", "Metformin and lactate.", "Metformin did not raise lactate in adults."))
     with serve_ncbi(tmp_path / "site") as server:
         server.publish(UPDATES, "pubmed26n1400.xml.gz", gzip.compress(update.encode()))
-        settings.VERIMED_PUBMED_UPDATES_URL = server.url(UPDATES)
+        settings.VERIMED = settings.VERIMED.replace(VERIMED_PUBMED_UPDATES_URL=server.url(UPDATES))
 
         with django_capture_on_commit_callbacks(execute=True):
             response = site_admin_client.post("/index/jobs/new", {"action": "updates", "max_files": ""})
@@ -243,7 +243,7 @@ def test_a_sync_of_pubmed_updates_from_the_page_lists_and_applies_the_update_fil
 def test_a_sync_whose_listing_cannot_be_read_fails_the_job_with_the_reason(
     site_admin_client: Client, settings: Settings, django_capture_on_commit_callbacks: Capture
 ) -> None:
-    settings.VERIMED_PUBMED_UPDATES_URL = "http://127.0.0.1:9/pubmed/updatefiles/"
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_PUBMED_UPDATES_URL="http://127.0.0.1:9/pubmed/updatefiles/")
 
     with django_capture_on_commit_callbacks(execute=True):
         site_admin_client.post("/index/jobs/new", {"action": "updates"})

@@ -139,7 +139,7 @@ def test_a_file_of_another_type_inside_an_allowed_folder_is_refused(
 def test_an_upload_over_the_size_limit_is_refused_with_the_limit(
     site_admin_client: Client, settings: Settings, django_capture_on_commit_callbacks: Capture, tmp_path: Path
 ) -> None:
-    settings.VERIMED_UPLOAD_MAX_BYTES = 100
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_UPLOAD_MAX_BYTES=100)
     upload = SimpleUploadedFile("big.xml", CORPUS_XML.encode(), content_type="application/xml")
 
     response = start_from_page(

@@ -119,10 +119,12 @@ def test_a_running_check_stops_between_levels(
 def test_a_model_server_that_stays_down_fails_the_check_with_its_reason(
     answered: Question, search: FakeSearch, settings: Settings
 ) -> None:
-    settings.VERIMED_LLM_SERVER_KIND = "llama.cpp"
-    settings.VERIMED_LLM_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
-    settings.VERIMED_LLM_TIMEOUT_SECONDS = 2
-    settings.VERIMED_LLM_MAX_RETRIES = 0
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_SERVER_KIND="llama.cpp")
+    settings.VERIMED = settings.VERIMED.replace(
+        VERIMED_LLM_BASE_URL=f"http://127.0.0.1:{free_port()}/v1"
+    )  # nothing listens there
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_TIMEOUT_SECONDS=2)
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_MAX_RETRIES=0)
     check = services.deep_check_start(question=answered)
 
     deep_check_run_task.apply(args=(check.pk,), throw=False)  # retried twice (eagerly), then failed

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.model
 
 @pytest.mark.model  # the committed verifier and tagger, MiniLM
 def test_a_real_verification_run_prints_its_table_and_writes_json(tmp_path: Path) -> None:
-    rows = (settings.VERIMED_DATA_DIR / "healthver" / "healthver_dev.csv").read_text().splitlines()
+    rows = (settings.VERIMED.paths.data_dir / "healthver" / "healthver_dev.csv").read_text().splitlines()
     csv_path = tmp_path / "healthver.csv"
     csv_path.write_text("\n".join(rows[:13]) + "\n")
     out = tmp_path / "hv.json"

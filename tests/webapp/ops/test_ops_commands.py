@@ -34,7 +34,7 @@ def test_ensure_admin_creates_once_and_keeps_the_generated_password(
 
 
 def test_ingest_demo_fails_loudly_without_the_shared_data(settings: Settings, tmp_path: Path) -> None:
-    settings.VERIMED_DATA_DIR = tmp_path / "missing"
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_DATA_DIR=tmp_path / "missing")
     with pytest.raises(CommandError, match="demo data not found"):
         call_command("ingest_demo")
 

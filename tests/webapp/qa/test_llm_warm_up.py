@@ -11,7 +11,7 @@ from webapp.qa.llm import warm_up_llm_in_background
 
 
 def test_the_fake_model_needs_no_warm_up(settings: Settings) -> None:
-    settings.VERIMED_LLM_SERVER_KIND = "fake"
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_SERVER_KIND="fake")
 
     assert warm_up_llm_in_background() is None
 
@@ -19,9 +19,9 @@ def test_the_fake_model_needs_no_warm_up(settings: Settings) -> None:
 def test_a_server_that_is_down_is_logged_and_left_to_the_first_question(
     settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
-    settings.VERIMED_LLM_SERVER_KIND = "llama.cpp"
-    settings.VERIMED_LLM_BASE_URL = "http://127.0.0.1:9/v1"
-    settings.VERIMED_LLM_MAX_RETRIES = 0
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_SERVER_KIND="llama.cpp")
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_BASE_URL="http://127.0.0.1:9/v1")
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_MAX_RETRIES=0)
 
     with caplog.at_level(logging.WARNING, logger="webapp.qa.llm"):
         thread = warm_up_llm_in_background()

@@ -37,11 +37,11 @@ logger = logging.getLogger(__name__)
 
 
 def inbox_folder() -> Path:
-    return Path(settings.VERIMED_INDEX_DIR) / "embedding-inbox"
+    return Path(settings.VERIMED.paths.index_dir) / "embedding-inbox"
 
 
 def progress_file() -> Path:
-    return Path(settings.VERIMED_INDEX_DIR) / "embedding-progress.json"
+    return Path(settings.VERIMED.paths.index_dir) / "embedding-progress.json"
 
 
 def chunker_for(embedder: Embedder) -> Chunker:

@@ -20,7 +20,7 @@ _POINTER = "ACTIVE_GENERATION"
 
 
 def pointer_path() -> Path:
-    return Path(settings.VERIMED_INDEX_DIR) / _POINTER
+    return Path(settings.VERIMED.paths.index_dir) / _POINTER
 
 
 def active_generation() -> str:
@@ -48,7 +48,7 @@ def activate_generation(name: str) -> None:
 def remove_generation_folders(*, keep: set[str]) -> list[str]:
     """Delete embedded-engine folders of generations not in `keep` (the live one and the previous, for rollback)."""
     removed: list[str] = []
-    root = Path(settings.VERIMED_INDEX_DIR)
+    root = Path(settings.VERIMED.paths.index_dir)
     if not root.exists():
         return removed
     for folder in root.iterdir():
@@ -65,7 +65,7 @@ def _generation_of(folder: Path) -> str:
 
 def generation_names() -> list[str]:
     """Generations with embedded-engine folders on disk, oldest first (server indexes are not listed here)."""
-    root = Path(settings.VERIMED_INDEX_DIR)
+    root = Path(settings.VERIMED.paths.index_dir)
     if not root.exists():
         return []
     names = {_generation_of(folder) for folder in root.iterdir() if folder.is_dir()}
@@ -76,7 +76,7 @@ def remove_generation(name: str) -> list[str]:
     """Delete one generation's embedded-engine folders (a rebuild cancelled before its switch)."""
     if name == active_generation():
         raise ValueError(f"generation {name} is active: switch to another before removing it")
-    root = Path(settings.VERIMED_INDEX_DIR)
+    root = Path(settings.VERIMED.paths.index_dir)
     if not root.exists():
         return []
     removed: list[str] = []

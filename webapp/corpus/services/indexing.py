@@ -36,7 +36,7 @@ def _reached(pubmed_file: PubmedFile, status: PubmedFile.Status) -> bool:
 
 
 def download_dir() -> Path:
-    return Path(settings.VERIMED_PUBMED_DIR)
+    return Path(settings.VERIMED.paths.pubmed_dir)
 
 
 def local_path(pubmed_file: PubmedFile) -> Path:
@@ -111,8 +111,8 @@ def _downloaded(pubmed_file: PubmedFile) -> tuple[Path, str]:
             download_dir(),
             client=client,
             expected_md5=md5,
-            retries=settings.VERIMED_PUBMED_DOWNLOAD_RETRIES,
-            backoff=settings.VERIMED_PUBMED_RETRY_BACKOFF_SECONDS,
+            retries=settings.VERIMED.pubmed.download_retries,
+            backoff=settings.VERIMED.pubmed.retry_backoff_seconds,
         )
     return path, md5
 
@@ -143,7 +143,7 @@ def pubmed_file_store(*, file_id: int) -> None:
 def pubmed_file_background_wait(*, file_id: int) -> int:
     """Articles of this file the stack's background embedder has still to embed before its embed step can finish
     (VERIMED_BACKGROUND_EMBEDDING); 0 when the step embeds here, or has nothing left to wait for."""
-    if not settings.VERIMED_BACKGROUND_EMBEDDING:
+    if not settings.VERIMED.engines.background_embedding:
         return 0
     pubmed_file = PubmedFile.objects.get(pk=file_id)
     if pubmed_file.status != PubmedFile.Status.STORED:  # not stored yet, or indexed, failed or cancelled
@@ -160,7 +160,7 @@ def pubmed_file_embed(*, file_id: int) -> None:
     vectors = engines.vector_index()
     embed_pending(sink=DatabaseArticleSink(), vectors=vectors, embedder=engines.embedder(), source=pubmed_file.name)
     vectors.optimize()
-    if not settings.VERIMED_PUBMED_KEEP_FILES and not pubmed_file.source_path:
+    if not settings.VERIMED.pubmed.keep_files and not pubmed_file.source_path:
         # A baseline is tens of GB compressed; once indexed, its md5 in this row is all a re-run needs. Local
         # files and uploads belong to the admin and stay.
         local_path(pubmed_file).unlink(missing_ok=True)

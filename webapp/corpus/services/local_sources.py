@@ -44,7 +44,7 @@ class IngestSource:
 
 
 def ingest_roots() -> list[Path]:
-    return [Path(root).resolve() for root in settings.VERIMED_INGEST_DIRS]
+    return [Path(root).resolve() for root in settings.VERIMED.paths.ingest_dirs]
 
 
 def upload_dir() -> Path:
@@ -111,7 +111,7 @@ def upload_save(*, upload: UploadedFile) -> Path:
         raise IngestSourceRejectedError("The upload has no usable file name.") from exc
     if not supported_name(name):
         raise IngestSourceRejectedError(f"{name} cannot be ingested: upload a {SUPPORTED_TEXT} file.")
-    limit = settings.VERIMED_UPLOAD_MAX_BYTES
+    limit = settings.VERIMED.limits.upload_max_bytes
     if upload.size is None or upload.size > limit:
         raise IngestSourceRejectedError(
             f"{name} is {_megabytes(upload.size or 0)}: uploads are limited to {_megabytes(limit)}."

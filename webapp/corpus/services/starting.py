@@ -63,7 +63,7 @@ def index_job_start_updates(*, user: AbstractBaseUser | None, max_files: int | N
 
     Without a user it is Celery beat's daily sync.
     """
-    base_url = settings.VERIMED_PUBMED_UPDATES_URL
+    base_url = settings.VERIMED.pubmed.updates_url
     with transaction.atomic():
         _refuse_beside_a_rebuild(IndexJob.Kind.UPDATES)
         limit = f" (at most {max_files} files)" if max_files is not None else ""

@@ -34,7 +34,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         kind = IndexJob.Kind.BASELINE if options["baseline"] else IndexJob.Kind.UPDATES
         base_url = options["base_url"] or (
-            settings.VERIMED_PUBMED_BASELINE_URL if options["baseline"] else settings.VERIMED_PUBMED_UPDATES_URL
+            settings.VERIMED.pubmed.baseline_url if options["baseline"] else settings.VERIMED.pubmed.updates_url
         )
         try:
             remote_files, md5s = pubmed_listing(base_url=base_url)

@@ -60,19 +60,27 @@ class Command(BaseCommand):
             choices=sorted(MODELS),
             help="Serve this packaged model with llama.cpp for the run (repeat to compare models side by side).",
         )
-        generation.add_argument("--prompt-style", choices=PROMPT_STYLES, default=settings.VERIMED_PROMPT_STYLE)
-        generation.add_argument("--max-tokens", type=int, default=settings.VERIMED_LLM_MAX_TOKENS)
-        generation.add_argument("--context-tokens", type=int, default=settings.VERIMED_LLM_CONTEXT_TOKENS)
         generation.add_argument(
-            "--abstracts-in-prompt", type=int, default=settings.VERIMED_ABSTRACTS_IN_PROMPT, help="0: all retrieved."
+            "--prompt-style", choices=PROMPT_STYLES, default=settings.VERIMED.generation.prompt_style
+        )
+        generation.add_argument("--max-tokens", type=int, default=settings.VERIMED.generation.max_tokens)
+        generation.add_argument("--context-tokens", type=int, default=settings.VERIMED.generation.context_tokens)
+        generation.add_argument(
+            "--abstracts-in-prompt",
+            type=int,
+            default=settings.VERIMED.generation.abstracts_in_prompt,
+            help="0: all retrieved.",
         )
         generation.add_argument(
-            "--sentences-per-abstract", type=int, default=settings.VERIMED_SENTENCES_PER_ABSTRACT, help="0: all."
+            "--sentences-per-abstract",
+            type=int,
+            default=settings.VERIMED.generation.sentences_per_abstract,
+            help="0: all.",
         )
         generation.add_argument(
             "--lead-abstract-sentences",
             type=int,
-            default=settings.VERIMED_LEAD_ABSTRACT_SENTENCES,
+            default=settings.VERIMED.generation.lead_abstract_sentences,
             help="Sentences of the best-ranked abstract; 0: as many as the others.",
         )
 
@@ -81,7 +89,9 @@ class Command(BaseCommand):
         verification.add_argument("--corpus", type=Path, help="The corpus of the claims (scifact format).")
         verification.add_argument("--format", choices=("scifact", "healthver-csv"), default="scifact")
         verification.add_argument("--json", type=Path, help="Write the results here.")
-        verification.add_argument("--model", default=str(settings.VERIMED_VERIFIER_MODEL), help="checkpoint path or id")
+        verification.add_argument(
+            "--model", default=settings.VERIMED.verification.verifier_model, help="checkpoint path or id"
+        )
         verification.add_argument("--labels", help="The checkpoint's output order, e.g. NO_EVIDENCE,SUPPORT,CONTRADICT")
         verification.add_argument("--evidence-sentences", type=int, default=3)
         verification.add_argument(
@@ -128,7 +138,7 @@ class Command(BaseCommand):
         evidence.add_argument("--claims", type=Path, required=True)
         evidence.add_argument("--corpus", type=Path, required=True)
         evidence.add_argument("--json", type=Path, help="Write the results here.")
-        evidence.add_argument("--late-fusion", type=Path, default=settings.VERIMED_EVIDENCE_MODEL)
+        evidence.add_argument("--late-fusion", type=Path, default=Path(settings.VERIMED.verification.evidence_model))
         evidence.add_argument(
             "--early-fusion", type=Path, default=settings.VAR_DIR / "models" / "verimed-evidence-early-fusion"
         )
@@ -178,7 +188,7 @@ class Command(BaseCommand):
         reranker = None
         if not options["no_rerank"]:
             try:
-                check_reranker_folder(settings.VERIMED_RERANKER_MODEL)
+                check_reranker_folder(Path(settings.VERIMED.engines.reranker_model))
             except RerankerLoadError as exc:
                 raise CommandError(f"{exc} (train one with manage.py train_reranker, or pass --no-rerank)") from exc
             reranker = engines.reranker()
@@ -219,8 +229,8 @@ class Command(BaseCommand):
                 models=options["serve"] or [None],
                 index_dir=settings.VAR_DIR / "eval" / "pubmedqa",
                 embedder=engines.embedder(),
-                endpoint=_configured_llm(server_kind=settings.VERIMED_LLM_SERVER_KIND),
-                model_cache=settings.VERIMED_MODEL_CACHE,
+                endpoint=_configured_llm(server_kind=settings.VERIMED.llm.server_kind),
+                model_cache=settings.VERIMED.paths.model_cache,
                 generation=generation,
                 retrieval=HybridSettings(),
                 write=self.stdout.write,
@@ -242,13 +252,13 @@ class Command(BaseCommand):
                 labels=labels,
                 peer_folders=options["peer"] or [],
                 embedder=engines.embedder(),
-                evidence_model=settings.VERIMED_EVIDENCE_MODEL,
+                evidence_model=Path(settings.VERIMED.verification.evidence_model),
                 evidence_sentences=options["evidence_sentences"],
-                data_root=settings.VERIMED_DATA_DIR,
+                data_root=settings.VERIMED.paths.data_dir,
                 judge_pairs=options["judge_pairs"],
                 judge_endpoint=_configured_llm(),
                 serve_judge=options["serve_judge"],
-                model_cache=settings.VERIMED_MODEL_CACHE,
+                model_cache=settings.VERIMED.paths.model_cache,
                 write=self.stdout.write,
             )
         except DatasetFormatError as exc:
@@ -266,8 +276,8 @@ class Command(BaseCommand):
                 embedder=engines.embedder(),
                 late_fusion=late_fusion,
                 early_fusion=options["early_fusion"],
-                verifier_model=settings.VERIMED_VERIFIER_MODEL,
-                data_root=settings.VERIMED_DATA_DIR,
+                verifier_model=Path(settings.VERIMED.verification.verifier_model),
+                data_root=settings.VERIMED.paths.data_dir,
                 write=self.stdout.write,
             )
         except DatasetFormatError as exc:
@@ -282,9 +292,9 @@ class Command(BaseCommand):
                 limit=options["limit"],
                 # The product's verifier and evidence finder, as the configured settings build them.
                 verifier=answer_verifier(default_pipeline_settings()),
-                endpoint=_configured_llm(server_kind=settings.VERIMED_LLM_SERVER_KIND),
+                endpoint=_configured_llm(server_kind=settings.VERIMED.llm.server_kind),
                 serve=options["serve"],
-                model_cache=settings.VERIMED_MODEL_CACHE,
+                model_cache=settings.VERIMED.paths.model_cache,
                 timed_answers=options["timed_answers"],
                 write=self.stdout.write,
                 # Kept as each compound is measured: a run of an hour or more should not lose it all to one failure.
@@ -304,9 +314,9 @@ def _require(*paths: Path | None) -> None:
 def _configured_llm(**overrides: Any) -> LLMSettings:
     """The configured OpenAI-compatible endpoint (VERIMED_LLM_*)."""
     return LLMSettings(
-        base_url=settings.VERIMED_LLM_BASE_URL,
-        model=settings.VERIMED_LLM_MODEL,
-        api_key=settings.VERIMED_LLM_API_KEY,
-        timeout_seconds=settings.VERIMED_LLM_TIMEOUT_SECONDS,
+        base_url=settings.VERIMED.llm.base_url,
+        model=settings.VERIMED.llm.model,
+        api_key=settings.VERIMED.llm.api_key,
+        timeout_seconds=settings.VERIMED.llm.timeout_seconds,
         **overrides,
     )

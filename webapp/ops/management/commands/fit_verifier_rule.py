@@ -25,7 +25,9 @@ class Command(BaseCommand):
     help = "Fit temperature, label biases, the CONTRADICT floor and the Unclear threshold on the dev splits."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--model", type=Path, default=settings.VERIMED_VERIFIER_MODEL, help="checkpoint folder")
+        parser.add_argument(
+            "--model", type=Path, default=Path(settings.VERIMED.verification.verifier_model), help="checkpoint folder"
+        )
         parser.add_argument("--evidence-sentences", type=int, default=3)
         parser.add_argument("--whole-abstract", action="store_true", help="The checkpoint reads whole abstracts.")
         parser.add_argument("--target-precision", type=float, default=0.85)
@@ -39,11 +41,13 @@ class Command(BaseCommand):
             raise CommandError(f"no checkpoint in {folder}")
         reading = product_reading(
             engines.embedder(),
-            settings.VERIMED_EVIDENCE_MODEL,
+            Path(settings.VERIMED.verification.evidence_model),
             evidence_sentences=options["evidence_sentences"],
             whole_abstract=options["whole_abstract"],
         )
-        dev = dev_logits(CrossEncoderVerifier.load(folder), reading, settings.VERIMED_DATA_DIR, write=self.stdout.write)
+        dev = dev_logits(
+            CrossEncoderVerifier.load(folder), reading, settings.VERIMED.paths.data_dir, write=self.stdout.write
+        )
         rule = fit_decision_rule(
             dev, target_precision=options["target_precision"], min_coverage=options["min_coverage"]
         )

@@ -48,7 +48,7 @@ class Command(BaseCommand):
             self.stdout.write(f"the database holds {stored} articles but the index is empty: rebuilding it")
             call_command("rebuild_index", "--no-progress")
             return
-        paths = demo_paths(settings.VERIMED_DATA_DIR)
+        paths = demo_paths(settings.VERIMED.paths.data_dir)
         missing = [str(path) for path in paths if not path.exists()]
         if missing:
             raise CommandError(

@@ -38,10 +38,10 @@ class Command(BaseCommand):
         planned = services(
             host=options["host"],
             port=options["port"],
-            llm_base_url=settings.VERIMED_LLM_BASE_URL,
-            llm_model=settings.VERIMED_LLM_MODEL,
-            model_cache=settings.VERIMED_MODEL_CACHE,
-            llm_context_tokens=settings.VERIMED_LLM_CONTEXT_TOKENS,
+            llm_base_url=settings.VERIMED.llm.base_url,
+            llm_model=settings.VERIMED.llm.model,
+            model_cache=settings.VERIMED.paths.model_cache,
+            llm_context_tokens=settings.VERIMED.generation.context_tokens,
         )
         try:
             stack.start(planned, on_wait=lambda name: self.stdout.write(f"starting {name}..."))

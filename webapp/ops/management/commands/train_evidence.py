@@ -28,12 +28,12 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, help="Use only this many training pairs (a quick smoke run).")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        data_root: Path = settings.VERIMED_DATA_DIR
+        data_root: Path = settings.VERIMED.paths.data_dir
         if not data_root.is_dir():
             raise CommandError(f"data directory {data_root} not found (set VERIMED_DATA_DIR)")
         kind = options["kind"]
         default_output = (
-            settings.VERIMED_EVIDENCE_MODEL
+            Path(settings.VERIMED.verification.evidence_model)
             if kind == "late_fusion"
             else settings.VAR_DIR / "models" / "verimed-evidence-early-fusion"
         )
@@ -43,7 +43,7 @@ class Command(BaseCommand):
             data_root,
             output,
             embedder=engines.embedder(),
-            verifier_model=settings.VERIMED_VERIFIER_MODEL,
+            verifier_model=Path(settings.VERIMED.verification.verifier_model),
             epochs=options["epochs"],
             limit=options["limit"],
             write=self.stdout.write,

@@ -45,7 +45,7 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, help="Use only this many training questions (a quick smoke run).")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        data_root: Path = settings.VERIMED_DATA_DIR
+        data_root: Path = settings.VERIMED.paths.data_dir
         if not data_root.is_dir():
             raise CommandError(f"data directory {data_root} not found (set VERIMED_DATA_DIR)")
         corpus = options["corpus"] or [data_root / name for name in BENCHMARK_CORPUS]
