@@ -94,7 +94,7 @@ def test_hostile_abstract_is_shown_inert(stack: RunningStack, page: Page) -> Non
 HOSTILE_ANSWER_SCRIPT = """
 from django.contrib.auth.models import User
 from webapp.qa.models import Question, RetrievedDocument
-from webapp.qa.services import question_create
+from webapp.qa.services.admission import question_create
 from webapp.qa.tasks import question_verify_task
 answer = {answer!r}
 question = question_create(text="What does zorvistatin do?", user=User.objects.get(username={user!r}), enqueue=False)

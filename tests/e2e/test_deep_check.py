@@ -29,7 +29,7 @@ ANSWER = (
 ANSWER_SCRIPT = """
 from django.contrib.auth.models import User
 from webapp.qa.models import Question, RetrievedDocument
-from webapp.qa.services import question_create
+from webapp.qa.services.admission import question_create
 from webapp.qa.tasks import question_verify_task
 question = question_create(text="Does zorvistatin lower blood pressure?", user=User.objects.get(username={user!r}),
                            enqueue=False)

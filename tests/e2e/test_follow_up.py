@@ -33,7 +33,7 @@ ANSWERED_SCRIPT = """
 from django.contrib.auth.models import User
 from webapp.qa.models import Question, RetrievedDocument
 from webapp.qa.pipeline import RetrievalFilters
-from webapp.qa.services import question_create
+from webapp.qa.services.admission import question_create
 from webapp.qa.tasks import question_verify_task
 question = question_create(
     text={text!r}, user=User.objects.get(username={user!r}), filters=RetrievalFilters(year_from={year}), enqueue=False
@@ -117,7 +117,7 @@ def test_a_follow_up_is_rewritten_asked_in_its_thread_and_listed_under_it(stack:
 ASK_TWICE_SCRIPT = """
 from django.contrib.auth.models import User
 from webapp.qa.follow_ups import follow_up_ask, follow_up_draft_create
-from webapp.qa.services import question_create
+from webapp.qa.services.admission import question_create
 user = User.objects.get(username={user!r})
 parent = question_create(text="Is everolimus an mTOR inhibitor?", user=user, enqueue=False)
 draft = follow_up_draft_create(parent=parent, user=user, text="And in transplants?", enqueue=False)

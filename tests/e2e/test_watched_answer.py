@@ -73,7 +73,7 @@ ANSWER_SCRIPT = """
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from webapp.qa.models import Question, RetrievedDocument
-from webapp.qa.services import question_create
+from webapp.qa.services.admission import question_create
 from webapp.qa.tasks import question_verify_task
 call_command("ingest", "--no-progress", "--defer-embedding", {paper!r})
 question = question_create(text={question!r}, user=User.objects.get(username={user!r}), enqueue=False)

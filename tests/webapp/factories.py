@@ -23,7 +23,7 @@ from indexer.sentences import split_sentences
 from webapp.corpus.models import Article
 from webapp.deepcheck.models import DeepCheck
 from webapp.qa.models import AnswerSentence, CitationVerdict, FollowUpDraft, Question, RetrievedDocument
-from webapp.qa.services import question_create
+from webapp.qa.services.admission import question_create
 from webapp.watch.models import Notification, Recheck
 
 HOSTILE_TITLE = "<script>alert('x')</script> {Unbalanced & 50% of cases_x"

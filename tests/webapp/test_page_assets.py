@@ -9,7 +9,7 @@ import pytest
 from django.contrib.staticfiles import finders
 from django.test import Client
 
-from webapp.qa import services
+from webapp.qa.services import admission
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +21,7 @@ def _static_files(page: str) -> list[str]:
 
 
 def test_the_answer_and_ask_pages_refer_only_to_static_files_that_exist(site_admin_client: Client) -> None:
-    question = services.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
+    question = admission.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
     for url in ("/", f"/questions/{question.pk}/", "/history/"):
         page = site_admin_client.get(url).content.decode()
         referenced = _static_files(page)
@@ -31,7 +31,7 @@ def test_the_answer_and_ask_pages_refer_only_to_static_files_that_exist(site_adm
 
 
 def test_every_page_names_its_icon_so_no_browser_asks_for_favicon_ico(site_admin_client: Client) -> None:
-    question = services.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
+    question = admission.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
     page = site_admin_client.get(f"/questions/{question.pk}/").content.decode()
     assert re.search(r'<link rel="icon" href="/static/favicon\.svg"', page)
     assert finders.find("favicon.svg") is not None

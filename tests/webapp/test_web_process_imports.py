@@ -19,7 +19,8 @@ from django.urls import resolve
 import webapp.urls
 for url in ("/", "/questions/1/", "/questions/1.json", "/api/v1/questions", "/review/", "/index/", "/healthz"):
     importlib.import_module(resolve(url).func.__module__)
-import webapp.qa.services, webapp.qa.verification, webapp.qa.llm, webapp.corpus.engines
+import webapp.qa.services.admission, webapp.qa.services.retrieve, webapp.qa.services.generate
+import webapp.qa.services.verify, webapp.qa.verification, webapp.qa.llm, webapp.corpus.engines
 print(",".join(sorted(name for name in ("torch", "transformers", "sentence_transformers") if name in sys.modules)))
 """
 

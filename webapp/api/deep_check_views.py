@@ -10,18 +10,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from webapp.api import serializers
-from webapp.api.deep_check_serializers import DeepCheckSerializer
-from webapp.api.views import _MISSING_QUESTION, _RESEARCHER, _viewable_question
+from webapp.api.permissions import RESEARCHER_ONLY
+from webapp.api.serializers import common
+from webapp.api.serializers.deep_check import DeepCheckSerializer
 from webapp.deepcheck import selectors, services
 from webapp.deepcheck.models import DeepCheck
+from webapp.qa.access import question_or_404
 from webapp.qa.models import Question
 
 _NOT_ANSWERED = OpenApiResponse(
-    serializers.DetailSerializer, description="The question is not answered (done) yet: there is nothing to check."
+    common.DetailSerializer, description="The question is not answered (done) yet: there is nothing to check."
 )
 _NO_CHECK = OpenApiResponse(
-    serializers.DetailSerializer, description="No such question, not one you may see, or never deep-checked."
+    common.DetailSerializer, description="No such question, not one you may see, or never deep-checked."
 )
 
 
@@ -38,7 +39,7 @@ def _existing(question: Question) -> DeepCheck:
 
 
 class DeepCheckView(APIView):
-    permission_classes = _RESEARCHER
+    permission_classes = RESEARCHER_ONLY
 
     @extend_schema(
         summary="Deep-check an answered question",
@@ -47,10 +48,10 @@ class DeepCheckView(APIView):
         "the GET of this URL for progress and the tree. A check already queued or running is returned as it is; a "
         "finished one starts again. For the question's owner, reviewers and admins.",
         request=None,
-        responses={202: DeepCheckSerializer, 404: _MISSING_QUESTION, 409: _NOT_ANSWERED},
+        responses={202: DeepCheckSerializer, 404: common.MISSING_QUESTION, 409: _NOT_ANSWERED},
     )
     def post(self, request: Request, question_id: int) -> Response:
-        question = _viewable_question(request.user, question_id)
+        question = question_or_404(user=request.user, question_id=question_id)
         try:
             check = services.deep_check_start(question=question, user=request.user)
         except services.DeepCheckRejectedError as exc:
@@ -62,12 +63,12 @@ class DeepCheckView(APIView):
         responses={200: DeepCheckSerializer, 404: _NO_CHECK},
     )
     def get(self, request: Request, question_id: int) -> Response:
-        question = _viewable_question(request.user, question_id)
+        question = question_or_404(user=request.user, question_id=question_id)
         return _result(question, _existing(question))
 
 
 class DeepCheckStopView(APIView):
-    permission_classes = _RESEARCHER
+    permission_classes = RESEARCHER_ONLY
 
     @extend_schema(
         summary="Stop a question's deep check",
@@ -77,6 +78,6 @@ class DeepCheckStopView(APIView):
         responses={200: DeepCheckSerializer, 404: _NO_CHECK},
     )
     def post(self, request: Request, question_id: int) -> Response:
-        question = _viewable_question(request.user, question_id)
+        question = question_or_404(user=request.user, question_id=question_id)
         check = services.deep_check_stop(deep_check_id=_existing(question).pk)
         return _result(question, check)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rest_framework.permissions import BasePermission
+from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
@@ -22,3 +22,7 @@ class HasRole(BasePermission):
 class IsResearcher(HasRole):
     role = RESEARCHER
     message = "this endpoint needs the researcher role"
+
+
+# DRF answers 401 when no credentials came (or bad ones), 403 when the caller lacks the role.
+RESEARCHER_ONLY = [IsAuthenticated, IsResearcher]

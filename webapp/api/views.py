@@ -18,44 +18,35 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.generics import GenericAPIView
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webapp.accounts import sign_in_limit
 from webapp.accounts.roles import AnyUser
-from webapp.api import serializers
-from webapp.api.permissions import IsResearcher
+from webapp.api.permissions import RESEARCHER_ONLY
+from webapp.api.serializers import articles, common, flags, question_detail, questions
 from webapp.corpus.models import Article
-from webapp.qa import selectors, services
-from webapp.qa.access import question_cancellable, question_followable, question_viewable, questions_visible
+from webapp.qa import selectors
+from webapp.qa.access import (
+    question_cancellable,
+    question_followable,
+    question_or_404,
+    question_viewable,
+    questions_visible,
+)
 from webapp.qa.models import Question
+from webapp.qa.services import admission, ending
 from webapp.review.models import Flag
 from webapp.review.selectors import flags_visible
 from webapp.review.services import FlagRejectedError, flag_create
 from webapp.watch.selectors import question_watch_payload
-
-_MISSING_QUESTION = OpenApiResponse(
-    serializers.DetailSerializer, description="No such question, or not one you may see."
-)
-_INVALID = OpenApiResponse(description="Field name → list of messages (`non_field_errors` for the whole request).")
 
 
 def _query(serializer_class: type[drf_serializers.Serializer], request: Request) -> dict[str, Any]:
     query = serializer_class(data=request.query_params)
     query.is_valid(raise_exception=True)
     return dict(query.validated_data)
-
-
-def _viewable_question(user: AnyUser, question_id: int) -> Question:
-    try:
-        question = selectors.question_get(question_id=question_id)
-    except Question.DoesNotExist:
-        raise NotFound("No such question.") from None
-    if not question_viewable(user=user, question=question):
-        raise NotFound("No such question.")
-    return question
 
 
 @extend_schema_view(
@@ -65,10 +56,10 @@ def _viewable_question(user: AnyUser, question_id: int) -> Question:
         "The same token is returned until it is deleted; `manage.py api_token USERNAME` prints it too.",
         request=AuthTokenSerializer,
         responses={
-            200: serializers.TokenSerializer,
-            400: _INVALID,
+            200: common.TokenSerializer,
+            400: common.INVALID,
             429: OpenApiResponse(
-                serializers.DetailSerializer,
+                common.DetailSerializer,
                 description="`VERIMED_LOGIN_FAILURE_LIMIT` failed sign-ins in a row for this username from this "
                 "address (the site's sign-in page counts too); `Retry-After` says how many seconds to wait. "
                 "Any try before then starts the wait again.",
@@ -108,67 +99,63 @@ def _followable_parent(user: AnyUser, question_id: int | None) -> Question | Non
     return parent
 
 
-# DRF answers 401 when no credentials came (or bad ones), 403 when the caller lacks the role.
-_RESEARCHER = [IsAuthenticated, IsResearcher]
-
-
 class QuestionListView(GenericAPIView):
-    permission_classes = _RESEARCHER
-    serializer_class = serializers.QuestionSummarySerializer
+    permission_classes = RESEARCHER_ONLY
+    serializer_class = questions.QuestionSummarySerializer
 
     @extend_schema(
         summary="Your questions (or everyone's, for reviewers), newest first",
-        parameters=[serializers.QuestionListQuerySerializer],
-        responses=serializers.QuestionSummarySerializer(many=True),
+        parameters=[questions.QuestionListQuerySerializer],
+        responses=questions.QuestionSummarySerializer(many=True),
     )
     def get(self, request: Request) -> Response:
-        query = _query(serializers.QuestionListQuerySerializer, request)
-        questions = selectors.questions_history(
+        query = _query(questions.QuestionListQuerySerializer, request)
+        found = selectors.questions_history(
             visible=questions_visible(user=request.user),
             user_id=None if query["all"] else request.user.pk,
             search=query.get("search", ""),
             status=query.get("status", ""),
         )
-        page = self.paginate_queryset(questions)
+        page = self.paginate_queryset(found)
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     @extend_schema(
         summary="Ask a question",
         description="The question is queued for retrieval, generation and verification; poll `url` for the result. "
         "With `parent`, it is asked as a follow-up in that question's thread.",
-        request=serializers.QuestionCreateSerializer,
+        request=questions.QuestionCreateSerializer,
         responses={
-            201: serializers.QuestionCreatedSerializer,
-            400: _INVALID,
+            201: questions.QuestionCreatedSerializer,
+            400: common.INVALID,
             503: OpenApiResponse(
-                serializers.DetailSerializer,
+                common.DetailSerializer,
                 description="Too many questions are queued or running; try again in a few minutes.",
             ),
             429: OpenApiResponse(
-                serializers.DetailSerializer,
+                common.DetailSerializer,
                 description="You asked `VERIMED_QUESTIONS_PER_HOUR` questions in the last hour; `Retry-After` says "
                 "how many seconds until you may ask again.",
             ),
         },
     )
     def post(self, request: Request) -> Response:
-        given = serializers.QuestionCreateSerializer(data=request.data)
+        given = questions.QuestionCreateSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         parent = _followable_parent(request.user, given.validated_data.get("parent"))
         try:
-            question = services.question_create(
+            question = admission.question_create(
                 text=given.validated_data["question"],
                 user=request.user,
                 retrieval=given.validated_data["retrieval"],
                 filters=given.validated_data["filters"],
                 parent=parent,
             )
-        except services.QuestionRateLimitedError as exc:
+        except admission.QuestionRateLimitedError as exc:
             retry_after = {"Retry-After": str(exc.retry_after_seconds)}
             return Response({"detail": str(exc)}, status=exc.http_status, headers=retry_after)
-        except services.QueueFullError as exc:
+        except admission.QueueFullError as exc:
             return Response({"detail": str(exc)}, status=exc.http_status, headers={"Retry-After": "60"})
-        except services.QuestionRejectedError as exc:
+        except admission.QuestionRejectedError as exc:
             raise ValidationError({"question": [str(exc)]}) from exc
         created = {
             "id": question.pk,
@@ -176,25 +163,25 @@ class QuestionListView(GenericAPIView):
             "url": request.build_absolute_uri(reverse("api-question", args=[question.pk])),
             "page_url": request.build_absolute_uri(reverse("question", args=[question.pk])),
         }
-        return Response(serializers.QuestionCreatedSerializer(created).data, status=status.HTTP_201_CREATED)
+        return Response(questions.QuestionCreatedSerializer(created).data, status=status.HTTP_201_CREATED)
 
 
 class QuestionDetailView(APIView):
-    permission_classes = _RESEARCHER
+    permission_classes = RESEARCHER_ONLY
 
     @extend_schema(
         summary="A question's status and result",
         description="The answer grows while the model writes; sentences and verdicts appear once `status` is done.",
-        responses={200: serializers.QuestionDetailSerializer, 404: _MISSING_QUESTION},
+        responses={200: question_detail.QuestionDetailSerializer, 404: common.MISSING_QUESTION},
     )
     def get(self, request: Request, question_id: int) -> Response:
-        question = _viewable_question(request.user, question_id)
+        question = question_or_404(user=request.user, question_id=question_id)
         watch = question_watch_payload(question=question, user=request.user)
         return Response({**selectors.question_payload(question), **watch})
 
 
 class QuestionCancelView(APIView):
-    permission_classes = _RESEARCHER
+    permission_classes = RESEARCHER_ONLY
 
     @extend_schema(
         summary="Stop a question",
@@ -202,28 +189,26 @@ class QuestionCancelView(APIView):
         "(`cancel_requested` stays false).",
         request=None,
         responses={
-            200: serializers.CancelledSerializer,
-            403: OpenApiResponse(
-                serializers.DetailSerializer, description="You may see this question but not cancel it."
-            ),
-            404: _MISSING_QUESTION,
+            200: questions.CancelledSerializer,
+            403: OpenApiResponse(common.DetailSerializer, description="You may see this question but not cancel it."),
+            404: common.MISSING_QUESTION,
         },
     )
     def post(self, request: Request, question_id: int) -> Response:
-        question = _viewable_question(request.user, question_id)
+        question = question_or_404(user=request.user, question_id=question_id)
         if not question_cancellable(user=request.user, question=question):
             raise PermissionDenied("Only the person who asked, or an admin, may cancel a question.")
-        question = services.question_cancel(question_id=question.pk)
+        question = ending.question_cancel(question_id=question.pk)
         result = {"id": question.pk, "status": question.status, "cancel_requested": question.cancel_requested}
-        return Response(serializers.CancelledSerializer(result).data)
+        return Response(questions.CancelledSerializer(result).data)
 
 
 class ArticleDetailView(APIView):
-    permission_classes = _RESEARCHER
+    permission_classes = RESEARCHER_ONLY
 
     @extend_schema(
         summary="An article with its abstract split into sentences",
-        responses={200: serializers.ArticleSerializer, 404: OpenApiResponse(serializers.DetailSerializer)},
+        responses={200: articles.ArticleSerializer, 404: OpenApiResponse(common.DetailSerializer)},
     )
     def get(self, request: Request, pmid: str) -> Response:
         try:
@@ -233,33 +218,33 @@ class ArticleDetailView(APIView):
 
 
 class FlagListView(GenericAPIView):
-    permission_classes = _RESEARCHER
-    serializer_class = serializers.FlagSerializer
+    permission_classes = RESEARCHER_ONLY
+    serializer_class = flags.FlagSerializer
 
     @extend_schema(
         summary="Flags: your own, or all of them for reviewers and admins; newest first",
-        parameters=[serializers.FlagListQuerySerializer],
-        responses=serializers.FlagSerializer(many=True),
+        parameters=[flags.FlagListQuerySerializer],
+        responses=flags.FlagSerializer(many=True),
     )
     def get(self, request: Request) -> Response:
-        query = _query(serializers.FlagListQuerySerializer, request)
-        flags = flags_visible(user=request.user)
+        query = _query(flags.FlagListQuerySerializer, request)
+        found = flags_visible(user=request.user)
         if "status" in query:
-            flags = flags.filter(status=query["status"])
+            found = found.filter(status=query["status"])
         if "reason" in query:
-            flags = flags.filter(reason=query["reason"])
+            found = found.filter(reason=query["reason"])
         if "question" in query:
-            flags = flags.filter(question_id=query["question"])
-        page = self.paginate_queryset(flags)
+            found = found.filter(question_id=query["question"])
+        page = self.paginate_queryset(found)
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     @extend_schema(
         summary="Flag an answer sentence",
-        request=serializers.FlagCreateSerializer,
-        responses={201: serializers.FlagSerializer, 400: _INVALID},
+        request=flags.FlagCreateSerializer,
+        responses={201: flags.FlagSerializer, 400: common.INVALID},
     )
     def post(self, request: Request) -> Response:
-        given = serializers.FlagCreateSerializer(data=request.data)
+        given = flags.FlagCreateSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
         question = Question.objects.filter(pk=data["question"]).first()
@@ -275,20 +260,20 @@ class FlagListView(GenericAPIView):
                 user=request.user,
             )
         except FlagRejectedError as exc:
-            raise serializers.non_field_error(str(exc)) from exc
+            raise common.non_field_error(str(exc)) from exc
         return Response(self.get_serializer(flag).data, status=status.HTTP_201_CREATED)
 
 
 class FlagDetailView(APIView):
-    permission_classes = _RESEARCHER
+    permission_classes = RESEARCHER_ONLY
 
     @extend_schema(
         summary="One flag",
-        responses={200: serializers.FlagSerializer, 404: OpenApiResponse(serializers.DetailSerializer)},
+        responses={200: flags.FlagSerializer, 404: OpenApiResponse(common.DetailSerializer)},
     )
     def get(self, request: Request, flag_id: int) -> Response:
         try:
             flag = flags_visible(user=request.user).get(pk=flag_id)
         except Flag.DoesNotExist:
             raise NotFound("No such flag.") from None
-        return Response(serializers.FlagSerializer(flag).data)
+        return Response(flags.FlagSerializer(flag).data)

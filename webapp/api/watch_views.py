@@ -12,22 +12,23 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from webapp.api import serializers, watch_serializers
-from webapp.api.views import _MISSING_QUESTION, _RESEARCHER, _viewable_question
+from webapp.api.permissions import RESEARCHER_ONLY
+from webapp.api.serializers import common, watch
+from webapp.qa.access import question_or_404
 from webapp.qa.models import Question
 from webapp.watch import selectors, services
 from webapp.watch.access import question_watchable
 
 _NOT_OWNER = OpenApiResponse(
-    serializers.DetailSerializer, description="You may see this question but not watch it: only the person who asked."
+    common.DetailSerializer, description="You may see this question but not watch it: only the person who asked."
 )
 _NOT_ANSWERED = OpenApiResponse(
-    serializers.DetailSerializer, description="The question is not answered (done) yet: there is nothing to re-check."
+    common.DetailSerializer, description="The question is not answered (done) yet: there is nothing to re-check."
 )
 
 
 def _owned_question(request: Request, question_id: int) -> Question:
-    question = _viewable_question(request.user, question_id)
+    question = question_or_404(user=request.user, question_id=question_id)
     if not question_watchable(user=request.user, question=question):
         raise PermissionDenied("Only the person who asked may watch a question.")
     return question
@@ -35,11 +36,11 @@ def _owned_question(request: Request, question_id: int) -> Question:
 
 def _state(question: Question, request: Request) -> Response:
     watched = selectors.question_watched(question=question, user=request.user)
-    return Response(watch_serializers.WatchStateSerializer({"question": question.pk, "watched": watched}).data)
+    return Response(watch.WatchStateSerializer({"question": question.pk, "watched": watched}).data)
 
 
 class QuestionWatchView(APIView):
-    permission_classes = _RESEARCHER
+    permission_classes = RESEARCHER_ONLY
 
     @extend_schema(
         summary="Watch your answered question",
@@ -47,10 +48,10 @@ class QuestionWatchView(APIView):
         "`rechecks` list what changed, and a notification tells you when something did. Watching twice is harmless.",
         request=None,
         responses={
-            200: watch_serializers.WatchStateSerializer,
+            200: watch.WatchStateSerializer,
             400: _NOT_ANSWERED,
             403: _NOT_OWNER,
-            404: _MISSING_QUESTION,
+            404: common.MISSING_QUESTION,
         },
     )
     def post(self, request: Request, question_id: int) -> Response:
@@ -64,7 +65,7 @@ class QuestionWatchView(APIView):
         summary="Stop watching a question",
         description="Its re-checks so far stay listed on it.",
         request=None,
-        responses={200: watch_serializers.WatchStateSerializer, 403: _NOT_OWNER, 404: _MISSING_QUESTION},
+        responses={200: watch.WatchStateSerializer, 403: _NOT_OWNER, 404: common.MISSING_QUESTION},
     )
     def delete(self, request: Request, question_id: int) -> Response:
         question = _owned_question(request, question_id)
@@ -77,14 +78,14 @@ class NotificationQuerySerializer(drf_serializers.Serializer):
 
 
 class NotificationListView(GenericAPIView):
-    permission_classes = _RESEARCHER
-    serializer_class = watch_serializers.NotificationSerializer
+    permission_classes = RESEARCHER_ONLY
+    serializer_class = watch.NotificationSerializer
 
     @extend_schema(
         summary="Your notifications, newest first",
         description="One per re-check of a question you watch that found something; nothing is e-mailed.",
         parameters=[NotificationQuerySerializer],
-        responses=watch_serializers.NotificationSerializer(many=True),
+        responses=watch.NotificationSerializer(many=True),
     )
     def get(self, request: Request) -> Response:
         # A plain dict: from a QueryDict, DRF reads a missing boolean as false rather than as not given.
@@ -98,16 +99,16 @@ class NotificationListView(GenericAPIView):
 
 
 class NotificationsReadView(APIView):
-    permission_classes = _RESEARCHER
+    permission_classes = RESEARCHER_ONLY
 
     @extend_schema(
         summary="Mark notifications read",
-        request=watch_serializers.NotificationsReadSerializer,
-        responses={200: watch_serializers.NotificationsMarkedSerializer},
+        request=watch.NotificationsReadSerializer,
+        responses={200: watch.NotificationsMarkedSerializer},
     )
     def post(self, request: Request) -> Response:
-        given = watch_serializers.NotificationsReadSerializer(data=request.data)
+        given = watch.NotificationsReadSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         marked = services.notifications_mark_read(user=request.user, notification_ids=given.validated_data.get("ids"))
         unread = selectors.notifications_unread_count(user_id=request.user.pk)
-        return Response(watch_serializers.NotificationsMarkedSerializer({"marked": marked, "unread": unread}).data)
+        return Response(watch.NotificationsMarkedSerializer({"marked": marked, "unread": unread}).data)

@@ -1,4 +1,4 @@
-"""A finished deep check as it is exported with its answer (the Markdown export, webapp/qa/exports.py): each cited
+"""A finished deep check as it is exported with its answer (the Markdown export, webapp/pages/exports.py): each cited
 sentence's deep verdict and its claims, each with its verdict and the papers that decided it."""
 
 from __future__ import annotations

@@ -3,7 +3,6 @@ The task calls `deep_check_run`; views, the API and the command call the rest.""
 
 from __future__ import annotations
 
-import logging
 import time
 
 from celery import signature
@@ -20,8 +19,7 @@ from webapp.qa.models import Question
 from webapp.qa.pipeline import SITE_LANGUAGE_MODEL, SITE_VERIFIER, pipeline_rereading
 from webapp.qa.verification import answer_verifier, question_verification_inputs
 from webapp.review.services import FlagRejectedError, flag_create
-
-logger = logging.getLogger(__name__)
+from webapp.task_publishing import task_publish_or_record
 
 TASK_NAME = "deepcheck.run"  # named, not imported: the task module calls this one
 MAX_COMMENT_CHARS = 3000  # the flag's comment also carries the claim, within the flag's own 4,000
@@ -52,20 +50,14 @@ def deep_check_start(*, question: Question, user: AbstractBaseUser | AnonymousUs
     return check
 
 
-# A broker that is down must not hang the request: publishing tries a few times, briefly, then gives up.
-_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 1.0}
-
-
 def deep_check_enqueue(*, deep_check_id: int) -> bool:
-    from kombu.exceptions import OperationalError
-
-    try:
-        signature(TASK_NAME, args=(deep_check_id,)).apply_async(retry=True, retry_policy=_PUBLISH_RETRY_POLICY)
-    except (OperationalError, ConnectionError, OSError) as exc:
-        logger.warning("deep check %s could not be queued: %s", deep_check_id, exc)
-        deep_check_fail(deep_check_id=deep_check_id, reason="The task queue is unreachable; please try again shortly.")
-        return False
-    return True
+    return task_publish_or_record(
+        signature(TASK_NAME, args=(deep_check_id,)),
+        what=f"deep check {deep_check_id}",
+        record_unreachable=lambda: deep_check_fail(
+            deep_check_id=deep_check_id, reason="The task queue is unreachable; please try again shortly."
+        ),
+    )
 
 
 def _progress(deep_check_id: int, stage: str, percent: int) -> None:

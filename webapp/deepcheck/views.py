@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from webapp.accounts.roles import RESEARCHER, role_required
 from webapp.deepcheck import selectors, services
 from webapp.deepcheck.access import claims_flaggable, deep_check_allowed
-from webapp.qa import selectors as qa_selectors
+from webapp.qa.access import question_or_404
 from webapp.qa.models import Question
 from webapp.review.forms import FlagCreateForm
 from webapp.review.services import FlagRejectedError
@@ -21,13 +21,7 @@ from webapp.review.services import FlagRejectedError
 
 def _checkable_question(request: HttpRequest, question_id: int) -> Question:
     """A question the caller may deep-check; one they may not see is reported as missing, so ids reveal nothing."""
-    try:
-        question = qa_selectors.question_get(question_id=question_id)
-    except Question.DoesNotExist as exc:
-        raise Http404("No such question") from exc
-    if not deep_check_allowed(user=request.user, question=question):
-        raise Http404("No such question")
-    return question
+    return question_or_404(user=request.user, question_id=question_id, allowed=deep_check_allowed)
 
 
 def _wants_json(request: HttpRequest) -> bool:

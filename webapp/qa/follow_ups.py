@@ -10,7 +10,6 @@ always edit and ask.
 from __future__ import annotations
 
 import dataclasses
-import logging
 
 from celery import signature
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -21,15 +20,13 @@ from generator.registry import build_llm, build_token_counter
 from webapp.qa.llm import llm_settings_for
 from webapp.qa.models import FollowUpDraft, Question
 from webapp.qa.pipeline import default_pipeline_settings
-from webapp.qa.services import QuestionRejectedError, question_create, question_max_chars, question_rate_check
+from webapp.qa.services.admission import QuestionRejectedError, question_create, question_max_chars, question_rate_check
 from webapp.qa.threads import thread_turns
-
-logger = logging.getLogger(__name__)
+from webapp.task_publishing import task_publish_or_record
 
 # The person is waiting at the page with an editable proposal: a rewrite slower than this is not worth waiting for
 # (the 1.5B model writes one in a few seconds), so the client gives up early and is not retried.
 REWRITE_TIMEOUT_SECONDS = 60.0
-_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 1.0}
 
 
 def follow_up_draft_create(
@@ -61,15 +58,11 @@ def follow_up_draft_create(
 
 def follow_up_rewrite_enqueue(*, draft_id: int) -> bool:
     """Hand the rewrite to the `llm` workers; if the broker cannot take it, the draft keeps its fallback, saying why."""
-    from kombu.exceptions import OperationalError
-
-    try:
-        signature("qa.follow_up_rewrite", args=(draft_id,)).apply_async(retry=True, retry_policy=_PUBLISH_RETRY_POLICY)
-    except (OperationalError, ConnectionError, OSError) as exc:
-        logger.warning("the rewrite of follow-up %s could not be queued: %s", draft_id, exc)
-        follow_up_rewrite_failed(draft_id=draft_id, reason="the task queue is unreachable")
-        return False
-    return True
+    return task_publish_or_record(
+        signature("qa.follow_up_rewrite", args=(draft_id,)),
+        what=f"the rewrite of follow-up {draft_id}",
+        record_unreachable=lambda: follow_up_rewrite_failed(draft_id=draft_id, reason="the task queue is unreachable"),
+    )
 
 
 def follow_up_rewrite(*, draft_id: int) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import cache
@@ -12,8 +12,6 @@ from django.db.models import Prefetch, Q, QuerySet
 
 from indexer.sentences import split_sentences
 from webapp.corpus.models import Article
-from webapp.deepcheck.export import exported_deep_check
-from webapp.qa.exports import ExportedAnswer, exported_answer, exported_cited_pmids
 from webapp.qa.models import AnswerSentence, Question
 from webapp.qa.queue import question_queue_position
 from webapp.qa.source_notes import source_retraction, source_study_design
@@ -211,9 +209,3 @@ def question_get_shared(*, token: str) -> Question:
     if not token:
         raise Question.DoesNotExist("empty share token")
     return _with_answer().get(share_token=token)
-
-
-def question_export(*, question: Question) -> ExportedAnswer:
-    """The answer and its cited papers, ready for the Markdown, BibTeX and RIS writers; with its deep check, if any."""
-    answer = exported_answer(question, Article.objects.in_bulk(exported_cited_pmids(question), field_name="pmid"))
-    return replace(answer, deep_check=exported_deep_check(question=question))

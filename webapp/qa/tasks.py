@@ -9,7 +9,8 @@ from celery import Task, shared_task
 
 from generator.errors import GenerationError
 from indexer.errors import IndexerError
-from webapp.qa import follow_ups, services
+from webapp.qa import follow_ups
+from webapp.qa.services import ending, generate, retrieve, stages, verify
 from webapp.task_retries import RetryPolicy, WorkFailure, run_retrying
 
 MAX_RETRIES = 2
@@ -25,8 +26,8 @@ def _attempt(task: Task, stage: Callable[..., None], question_id: int) -> WorkFa
     def work() -> None:
         try:
             stage(question_id=question_id)
-        except services.QuestionCancelledError:
-            services.question_mark_cancelled(question_id=question_id)
+        except stages.QuestionCancelledError:
+            ending.question_mark_cancelled(question_id=question_id)
 
     return run_retrying(task, work, RETRY_POLICY, describe=f"question {question_id} in {stage.__name__}")
 
@@ -38,7 +39,7 @@ def _run_stage(task: Task, stage: Callable[..., None], question_id: int) -> int:
         reason = failure.reason(
             timed_out="The answer took too long and was stopped.", internal=f"Internal error in {stage.__name__}"
         )
-        services.question_fail(question_id=question_id, reason=reason)
+        ending.question_fail(question_id=question_id, reason=reason)
         raise failure.error
     return question_id
 
@@ -49,21 +50,21 @@ _TASK_OPTIONS: dict[str, Any] = {"bind": True, "max_retries": MAX_RETRIES}
 
 @shared_task(name="qa.question_retrieve", **_TASK_OPTIONS)
 def question_retrieve_task(self: Task, question_id: int) -> int:
-    return _run_stage(self, services.question_retrieve, question_id)
+    return _run_stage(self, retrieve.question_retrieve, question_id)
 
 
 @shared_task(name="qa.question_generate", **_TASK_OPTIONS)
 def question_generate_task(self: Task, question_id: int) -> int:
-    return _run_stage(self, services.question_generate, question_id)
+    return _run_stage(self, generate.question_generate, question_id)
 
 
 @shared_task(name="qa.question_verify", **_TASK_OPTIONS)
 def question_verify_task(self: Task, question_id: int) -> int:
     # The answer and its citations are stored by now: a verifier that cannot run (retries spent, a missing or
     # corrupt checkpoint) leaves the question done with its verification marked unavailable, not failed.
-    failure = _attempt(self, services.question_verify, question_id)
+    failure = _attempt(self, verify.question_verify, question_id)
     if failure is not None:
-        services.question_verification_unavailable(
+        ending.question_verification_unavailable(
             question_id=question_id,
             reason=failure.reason(
                 timed_out="the verifier took too long and was stopped.",

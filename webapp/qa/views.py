@@ -1,26 +1,21 @@
-"""Pages and JSON endpoints: parse the request, check who asks, call a service or selector, render."""
+"""Asking, stopping a question, an article's JSON and the history: parse the request, check who asks, call a service
+or selector, render. The answer page itself is one layer up (webapp/pages), with what watch and the deep check add."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from indexer.study_design import DESIGNS
 from webapp.accounts.roles import RESEARCHER, REVIEWER, role_required, user_has_role
 from webapp.corpus.models import Article
-from webapp.qa import selectors, services
-from webapp.qa.access import question_cancellable, question_shareable, question_viewable, questions_visible
-from webapp.qa.follow_up_views import follow_up_context
+from webapp.qa import selectors
+from webapp.qa.access import question_cancellable, question_or_404, questions_visible
 from webapp.qa.forms import SearchSettingsForm
 from webapp.qa.models import Question
-from webapp.qa.search_options import search_summary
+from webapp.qa.services import admission, ending
 from webapp.qa.threads import history_thread_starts, history_threads
-from webapp.watch.selectors import question_watch_payload
 
 HISTORY_PAGE_SIZE = 20
 
@@ -35,15 +30,15 @@ def ask(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         text = request.POST.get("question", "")
         try:
-            services.question_validate(text=text)
-        except services.QuestionRejectedError as exc:
+            admission.question_validate(text=text)
+        except admission.QuestionRejectedError as exc:
             error = str(exc)
         if form.is_valid() and not error:
             try:
-                question = services.question_create(
+                question = admission.question_create(
                     text=text, user=request.user, filters=form.filter_settings, retrieval=form.retrieval_settings
                 )
-            except services.QuestionRejectedError as exc:  # e.g. the queue is full (503)
+            except admission.QuestionRejectedError as exc:  # e.g. the queue is full (503)
                 error, error_status = str(exc), exc.http_status
             else:
                 return redirect("question", question_id=question.pk)
@@ -54,76 +49,22 @@ def ask(request: HttpRequest) -> HttpResponse:
         "text": text,
         "recent": recent,
         "form": form,
-        "max_question_chars": services.question_max_chars(),
+        "max_question_chars": admission.question_max_chars(),
     }
     return render(request, "qa/ask.html", context, status=error_status if error or form.errors else 200)
-
-
-def viewable_question(request: HttpRequest, question_id: int) -> Question:
-    """A question the caller may see; one they may not see is reported as missing, so ids reveal nothing."""
-    try:
-        question = selectors.question_get(question_id=question_id)
-    except Question.DoesNotExist as exc:
-        raise Http404("No such question") from exc
-    if not question_viewable(user=request.user, question=question):
-        raise Http404("No such question")
-    return question
-
-
-def question_context(request: HttpRequest, question: Question, *, read_only: bool) -> dict[str, Any]:
-    """What the answer page needs; the shared view renders the same page read-only, through its own URLs."""
-    owner = not read_only and question_shareable(user=request.user, question=question)
-    if read_only:
-        token = question.share_token or ""
-        json_url = reverse("question-shared-json", args=[token])
-        exports = {kind: reverse(f"shared-export-{kind}", args=[token]) for kind in ("md", "bib", "ris")}
-    else:
-        json_url = reverse("question-json", args=[question.pk])
-        exports = {kind: reverse(f"question-export-{kind}", args=[question.pk]) for kind in ("md", "bib", "ris")}
-    share_url = ""
-    if owner and question.share_token:
-        share_url = request.build_absolute_uri(reverse("question-shared", args=[question.share_token]))
-    return {
-        "question": question,
-        "read_only": read_only,
-        "json_url": json_url,
-        "exports": exports,
-        "search_summary": search_summary(question.settings),
-        "can_cancel": not read_only and question_cancellable(user=request.user, question=question),
-        "can_share": owner,
-        "share_url": share_url,
-        "study_designs": DESIGNS,  # the badge legend
-        **follow_up_context(request, question, read_only=read_only),
-    }
-
-
-@require_GET
-@role_required(RESEARCHER)
-def question_page(request: HttpRequest, question_id: int) -> HttpResponse:
-    question = viewable_question(request, question_id)
-    return render(request, "qa/question.html", question_context(request, question, read_only=False))
 
 
 @require_POST
 @role_required(RESEARCHER)
 def question_cancel(request: HttpRequest, question_id: int) -> HttpResponse:
     """Stop a question: the page's stop button posts here (a plain form without JavaScript, fetch with it)."""
-    question = viewable_question(request, question_id)
+    question = question_or_404(user=request.user, question_id=question_id)
     if not question_cancellable(user=request.user, question=question):
-        raise Http404("No such question")
-    question = services.question_cancel(question_id=question.pk)
+        raise Http404("No such question.")
+    question = ending.question_cancel(question_id=question.pk)
     if "application/json" in request.headers.get("Accept", ""):
         return JsonResponse({"id": question.pk, "status": question.status, "cancel_requested": True})
     return redirect("question", question_id=question.pk)
-
-
-@require_GET
-@role_required(RESEARCHER)
-def question_json(request: HttpRequest, question_id: int) -> JsonResponse:
-    question = viewable_question(request, question_id)
-    # Whether the caller watches it, and its re-checks (webapp/watch): the API's question carries the same.
-    watch = question_watch_payload(question=question, user=request.user)
-    return JsonResponse({**selectors.question_payload(question), **watch})
 
 
 @require_GET

@@ -14,8 +14,9 @@ from webapp.accounts.roles import AnyUser
 from webapp.corpus.models import IndexJob
 from webapp.qa.models import CitationVerdict, Question
 from webapp.qa.pipeline import stored_pipeline
-from webapp.qa.services import question_create
+from webapp.qa.services.admission import question_create
 from webapp.qa.verification import question_verification_inputs
+from webapp.task_publishing import task_publish
 from webapp.watch.changes import AnswerState, answer_changes, changes_json, changes_summary, next_state, verdict_key
 from webapp.watch.checking import answer_check, cited_pmids, retraction_statuses
 from webapp.watch.models import Notification, Recheck, Watch
@@ -24,8 +25,6 @@ logger = logging.getLogger(__name__)
 
 # Named, not imported: webapp/watch/tasks.py calls this module (as the question pipeline names its stages).
 RECHECK_TASK = "watch.question_recheck"
-# A broker that is down must not hang the request or the job that enqueues: a few quick tries, then it gives up.
-_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 1.0}
 # Jobs that read PubMed files into the corpus; a rebuild re-indexes what is stored.
 _FILE_JOBS = (IndexJob.Kind.UPDATES, IndexJob.Kind.BASELINE, IndexJob.Kind.FILES)
 
@@ -52,12 +51,7 @@ def watch_delete(*, user: AnyUser, question: Question) -> None:
 
 
 def _enqueue(*, question_id: int, trigger: Recheck.Trigger, key: str) -> None:
-    def publish() -> None:
-        signature(RECHECK_TASK, args=(question_id, str(trigger), key)).apply_async(
-            retry=True, retry_policy=_PUBLISH_RETRY_POLICY
-        )
-
-    transaction.on_commit(publish)
+    transaction.on_commit(lambda: task_publish(signature(RECHECK_TASK, args=(question_id, str(trigger), key))))
 
 
 def recheck_request(*, question: Question) -> str:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from webapp.accounts.roles import RESEARCHER, role_required
+from webapp.qa.access import question_or_404
 from webapp.qa.models import Question
-from webapp.qa.services import QuestionRejectedError
-from webapp.qa.views import viewable_question
+from webapp.qa.services.admission import QuestionRejectedError
 from webapp.watch import selectors, services
 from webapp.watch.access import question_watchable
 
@@ -22,10 +22,7 @@ NOTIFICATIONS_PAGE_SIZE = 20
 def _owned_question(request: HttpRequest, question_id: int) -> Question:
     """A question only its owner may watch; anyone else is told it does not exist, as for a question they cannot
     see."""
-    question = viewable_question(request, question_id)
-    if not question_watchable(user=request.user, question=question):
-        raise Http404("No such question")
-    return question
+    return question_or_404(user=request.user, question_id=question_id, allowed=question_watchable)
 
 
 def _back_to(question: Question) -> HttpResponse:

@@ -14,7 +14,8 @@ from django.test import Client
 from rest_framework import serializers
 
 from tests.webapp.factories import recheck_stored
-from webapp.api.serializers import ArticleSerializer, QuestionDetailSerializer
+from webapp.api.serializers.articles import ArticleSerializer
+from webapp.api.serializers.question_detail import QuestionDetailSerializer
 from webapp.corpus.models import Article
 from webapp.qa import selectors
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument

@@ -33,7 +33,7 @@ from webapp.corpus.services.background_embedding import (
 from webapp.corpus.services.generations import active_generation
 from webapp.corpus.services.indexing import pubmed_file_background_wait
 from webapp.corpus.tasks import vectors_apply_waiting_task
-from webapp.qa import services
+from webapp.qa.services import admission, retrieve
 
 pytestmark = [pytest.mark.model, pytest.mark.django_db]
 
@@ -207,10 +207,10 @@ def test_an_index_jobs_embed_step_waits_for_the_background_embedder_only_while_i
     )
     _deferred_ingest(corpus)
 
-    settings.VERIMED_BACKGROUND_EMBEDDING = False
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_BACKGROUND_EMBEDDING=False)
     assert pubmed_file_background_wait(file_id=stored.pk) == 0  # the embed step embeds the file itself
 
-    settings.VERIMED_BACKGROUND_EMBEDDING = True
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_BACKGROUND_EMBEDDING=True)
     assert pubmed_file_background_wait(file_id=stored.pk) == 3
     _embed_one_batch(limit=2)
     apply_waiting_batches(vectors=engines.vector_index(), embedder=engines.embedder())
@@ -226,9 +226,9 @@ def test_a_question_asked_before_embedding_finishes_is_answered_from_both_legs_a
     _deferred_ingest(corpus)
     _embed_one_batch(limit=1)  # only 501 reaches the vector index
     apply_waiting_batches(vectors=engines.vector_index(), embedder=engines.embedder())
-    question = services.question_create(text="Does metformin lower HbA1c in type 2 diabetes?", enqueue=False)
+    question = admission.question_create(text="Does metformin lower HbA1c in type 2 diabetes?", enqueue=False)
 
-    services.question_retrieve(question_id=question.pk)
+    retrieve.question_retrieve(question_id=question.pk)
 
     question.refresh_from_db()
     retrieved = list(question.retrieved.order_by("rank"))

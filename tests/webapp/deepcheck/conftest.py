@@ -15,9 +15,9 @@ from indexer.base import FusedHit
 from tests.webapp.factories import answer_awaiting_verification
 from webapp.corpus.models import Article
 from webapp.deepcheck import pipeline
-from webapp.qa import services as qa_services
 from webapp.qa.models import Question
 from webapp.qa.pipeline import PipelineSettings
+from webapp.qa.services import verify
 
 QUESTION = "What does zorvistatin do to blood pressure?"
 CITED, OTHER, SILENT = "11000001", "11000002", "11000003"
@@ -49,9 +49,9 @@ class FakeSearch:
 
 @pytest.fixture
 def fake_models(settings: Settings) -> None:
-    settings.VERIMED_VERIFIER = "fake"
-    settings.VERIMED_EVIDENCE_FINDER = "fake"
-    settings.VERIMED_LLM_SERVER_KIND = "fake"
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_VERIFIER="fake")
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_EVIDENCE_FINDER="fake")
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_SERVER_KIND="fake")
 
 
 @pytest.fixture
@@ -72,5 +72,5 @@ def answered(fake_models: None, owner: User) -> Question:
     for pmid, (title, abstract) in ARTICLES.items():
         Article.objects.create(pmid=pmid, title=title, abstract=abstract, year=2021)
     question = answer_awaiting_verification(user=owner, text=QUESTION, answer=ANSWER, retrieved=[CITED])
-    qa_services.question_verify(question_id=question.pk)
+    verify.question_verify(question_id=question.pk)
     return Question.objects.get(pk=question.pk)

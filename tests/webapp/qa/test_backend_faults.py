@@ -17,8 +17,8 @@ from pytest_django.fixtures import Settings
 from tests.support import free_port
 from webapp.celery import app as celery_app
 from webapp.corpus import engines
-from webapp.qa import services
 from webapp.qa.models import Question
+from webapp.qa.services import admission, retrieve
 from webapp.qa.tasks import MAX_RETRIES, question_retrieve_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -34,13 +34,13 @@ def fresh_engines() -> Iterator[None]:
 
 def _count_retrieval_attempts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     attempts: list[int] = []
-    original = services.question_retrieve
+    original = retrieve.question_retrieve
 
     def counted(*, question_id: int) -> None:
         attempts.append(question_id)
         original(question_id=question_id)
 
-    monkeypatch.setattr(services, "question_retrieve", counted)
+    monkeypatch.setattr(retrieve, "question_retrieve", counted)
     return attempts
 
 
@@ -73,10 +73,10 @@ def test_a_search_backend_down_fails_the_question_after_retries_and_the_site_kee
     backend: str,
     says: str,
 ) -> None:
-    setattr(settings, backend_setting, backend)
-    setattr(settings, url_setting, f"http://127.0.0.1:{free_port()}")  # nothing listens there
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    settings.VERIMED = settings.VERIMED.replace(**{backend_setting: backend, url_setting: url})
     attempts = _count_retrieval_attempts(monkeypatch)
-    question = services.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
+    question = admission.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
 
     result = question_retrieve_task.apply(args=(question.pk,), throw=False)
 

@@ -20,10 +20,10 @@ from verifier.consensus import CONSENSUS_ABSTRACTS
 from webapp.accounts.roles import RESEARCHER
 from webapp.corpus.models import Article
 from webapp.qa import consensus as consensus_module
-from webapp.qa import services
 from webapp.qa.consensus import question_consensus
 from webapp.qa.models import Question, RetrievedDocument
 from webapp.qa.pipeline import default_pipeline_settings
+from webapp.qa.services import admission, verify
 from webapp.qa.verification import answer_verifier
 
 pytestmark = pytest.mark.django_db
@@ -46,8 +46,8 @@ ANSWER = f"Zorvistatin lowers blood pressure (PUBMED:{SUPPORTING})."
 @pytest.fixture
 def fake_verifier(settings: Settings) -> None:
     """Questions asked from here on are verified by the registry's fakes (the pipeline stores them)."""
-    settings.VERIMED_VERIFIER = "fake"
-    settings.VERIMED_EVIDENCE_FINDER = "fake"
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_VERIFIER="fake")
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_EVIDENCE_FINDER="fake")
 
 
 def _answered(user: User | None, text: str = QUESTION) -> Question:
@@ -61,7 +61,7 @@ def _answered(user: User | None, text: str = QUESTION) -> Question:
     for pmid in BEYOND:
         title, abstract, _ = ARTICLES[SUPPORTING]
         Article.objects.get_or_create(pmid=pmid, defaults={"title": title, "abstract": abstract})
-    question = services.question_create(text=text, user=user, enqueue=False)
+    question = admission.question_create(text=text, user=user, enqueue=False)
     ranked = [SILENT, SUPPORTING, *FILLER, CONTRADICTING, *BEYOND]
     RetrievedDocument.objects.bulk_create(
         RetrievedDocument(question=question, rank=rank, pmid=pmid, score=1 / rank, lexical_score=1, semantic_score=0)
@@ -75,7 +75,7 @@ def _answered(user: User | None, text: str = QUESTION) -> Question:
 
 def _verified(user: User | None = None, text: str = QUESTION) -> Question:
     question = _answered(user, text)
-    services.question_verify(question_id=question.pk)
+    verify.question_verify(question_id=question.pk)
     return Question.objects.get(pk=question.pk)
 
 
@@ -133,7 +133,7 @@ def test_a_retried_verification_replaces_the_consensus(fake_verifier: None) -> N
     question = _verified()
     Article.objects.filter(pmid=CONTRADICTING).update(abstract="Zorvistatin lowers blood pressure, again.")
     Question.objects.filter(pk=question.pk).update(status=Question.Status.GENERATING)
-    services.question_verify(question_id=question.pk)
+    verify.question_verify(question_id=question.pk)
     question.refresh_from_db()
     assert question.consensus["pmids"]["support"] == [SUPPORTING, CONTRADICTING]
     assert question.consensus["contradict"] == 0
@@ -212,7 +212,7 @@ REAL_QUESTION_PMID, UNRELATED_PMID = "14872327", "21303301"
 def _real_abstracts() -> tuple[str, dict[str, tuple[str, str]]]:
     import gzip
 
-    data = django_settings.VERIMED_DATA_DIR
+    data = django_settings.VERIMED.paths.data_dir
     item = json.loads((data / "pubmedqa" / "ori_pqal.json").read_text())[REAL_QUESTION_PMID]
     with gzip.open(data / "bioasq" / "benchmark" / "corpus.jsonl.gz", "rt", encoding="utf-8") as corpus:
         text = next(row["text"] for line in corpus if (row := json.loads(line))["pmid"] == UNRELATED_PMID)
@@ -229,7 +229,7 @@ def test_the_real_verifier_finds_support_in_the_abstract_that_answers_and_nothin
     assert text == "Is pain a clinically relevant problem in general adult psychiatry?"
     for pmid, (title, abstract) in abstracts.items():
         Article.objects.create(pmid=pmid, title=title, abstract=abstract)
-    question = services.question_create(text=text, enqueue=False)
+    question = admission.question_create(text=text, enqueue=False)
     for rank, pmid in enumerate(abstracts, start=1):
         RetrievedDocument.objects.create(
             question=question, rank=rank, pmid=pmid, score=1 / rank, lexical_score=1, semantic_score=0

@@ -26,11 +26,12 @@ from tests.webapp.factories import (
 from tests.webapp.qa.test_backend_faults import broker_down  # noqa: F401 (a fixture)
 from webapp.accounts.roles import RESEARCHER, REVIEWER, user_assign_role
 from webapp.corpus.models import Article
-from webapp.qa import follow_ups, services
+from webapp.qa import follow_ups
 from webapp.qa.context import generation_context
 from webapp.qa.models import FollowUpDraft, Question, RetrievedDocument
 from webapp.qa.pipeline import PipelineSettings, RetrievalFilters, default_pipeline_settings
 from webapp.qa.selectors import question_payload
+from webapp.qa.services import admission, generate
 from webapp.qa.tasks import follow_up_rewrite_task
 from webapp.qa.threads import question_ancestors, thread_turns
 
@@ -43,7 +44,7 @@ FALLBACK = f"{FOLLOW_UP} (following: {ROOT_TEXT})"
 
 @pytest.fixture
 def fake_llm(settings: Settings) -> None:
-    settings.VERIMED_LLM_SERVER_KIND = "fake"
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_SERVER_KIND="fake")
 
 
 @pytest.fixture
@@ -157,7 +158,7 @@ def test_an_empty_follow_up_is_refused_with_a_message(root: Question, researcher
 def test_a_person_over_the_hourly_limit_is_told_before_any_rewrite_and_keeps_the_text(
     settings: Settings, root: Question, researcher_client: Client
 ) -> None:
-    settings.VERIMED_QUESTIONS_PER_HOUR = 1  # the root question is this hour's one
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_QUESTIONS_PER_HOUR=1)  # the root question is this hour's one
 
     response = _start(researcher_client, root, "Is it <b>safe</b> in children?")
 
@@ -206,7 +207,9 @@ def test_the_rewrite_proposes_the_models_standalone_question(
 def test_a_rewrite_with_the_model_server_down_offers_the_fallback_with_the_reason(
     settings: Settings, root: Question, researcher_client: Client
 ) -> None:
-    settings.VERIMED_LLM_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    settings.VERIMED = settings.VERIMED.replace(
+        VERIMED_LLM_BASE_URL=f"http://127.0.0.1:{free_port()}/v1"
+    )  # nothing listens there
     draft = follow_up_draft(parent=root)
 
     assert follow_up_rewrite_task.apply(args=(draft.pk,)).successful()
@@ -338,7 +341,7 @@ def test_a_question_the_ask_service_refuses_keeps_the_draft_and_the_edited_text(
 def test_asking_over_the_hourly_limit_is_refused_like_any_question(
     settings: Settings, root: Question, researcher_client: Client
 ) -> None:
-    settings.VERIMED_QUESTIONS_PER_HOUR = 1
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_QUESTIONS_PER_HOUR=1)
     draft = follow_up_draft(parent=root)
 
     response = researcher_client.post(f"/questions/{root.pk}/follow-ups/{draft.pk}/ask", {"question": "Safe?!"})
@@ -433,7 +436,9 @@ def third_article(db: None) -> Article:
 
 @pytest.fixture
 def whole_abstracts(settings: Settings) -> None:
-    settings.VERIMED_SENTENCES_PER_ABSTRACT = 0  # nothing to focus: no embedding model is loaded
+    settings.VERIMED = settings.VERIMED.replace(
+        VERIMED_SENTENCES_PER_ABSTRACT=0
+    )  # nothing to focus: no embedding model is loaded
 
 
 def test_a_follow_up_is_given_the_abstracts_its_thread_cited_after_its_own_once_each(
@@ -465,13 +470,13 @@ def test_an_earlier_source_retracted_since_is_left_out_unless_retracted_papers_a
 def test_the_answer_cites_an_earlier_source_and_the_page_lists_it_as_from_the_thread(
     fake_llm: None, settings: Settings, whole_abstracts: None, root: Question, third_article: Article
 ) -> None:
-    settings.VERIMED_ABSTRACTS_IN_PROMPT = 1
-    asked = services.question_create(text="Is metformin safe in children?", parent=root, enqueue=False)
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_ABSTRACTS_IN_PROMPT=1)
+    asked = admission.question_create(text="Is metformin safe in children?", parent=root, enqueue=False)
     RetrievedDocument.objects.create(
         question=asked, rank=1, pmid="10000003", score=1.0, lexical_score=1, semantic_score=0
     )
 
-    services.question_generate(question_id=asked.pk)
+    generate.question_generate(question_id=asked.pk)
 
     asked.refresh_from_db()
     assert asked.context["given"] == ["10000003", "10000001", "10000002"]

@@ -14,8 +14,8 @@ from generator.base import LLMSettings
 from generator.llm import ServerTokenCounter
 from indexer.records import ArticleRecord
 from tests.support import TEST_LLM_MODEL
-from webapp.qa import services
 from webapp.qa.models import Question
+from webapp.qa.services import admission, generate, retrieve, verify
 from webapp.qa.tasks import question_generate_task, question_retrieve_task, question_verify_task
 
 pytestmark = [pytest.mark.model, pytest.mark.django_db(transaction=True)]
@@ -25,15 +25,15 @@ QUESTION = "Does everolimus inhibit mTORC1?"
 
 @pytest.fixture
 def served(settings: Settings, llm_base_url: str) -> str:
-    settings.VERIMED_LLM_BASE_URL = llm_base_url
-    settings.VERIMED_LLM_MODEL = TEST_LLM_MODEL
-    settings.VERIMED_LLM_MAX_TOKENS = 150
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_BASE_URL=llm_base_url)
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_MODEL=TEST_LLM_MODEL)
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_MAX_TOKENS=150)
     return llm_base_url
 
 
 def retrieved_question(text: str = QUESTION) -> Question:
-    question = services.question_create(text=text, enqueue=False)
-    services.question_retrieve(question_id=question.pk)
+    question = admission.question_create(text=text, enqueue=False)
+    retrieve.question_retrieve(question_id=question.pk)
     return question
 
 
@@ -42,8 +42,8 @@ def test_generation_records_what_the_model_saw_and_its_timings(
 ) -> None:
     question = retrieved_question()
 
-    services.question_generate(question_id=question.pk)
-    services.question_verify(question_id=question.pk)
+    generate.question_generate(question_id=question.pk)
+    verify.question_verify(question_id=question.pk)
 
     question.refresh_from_db()
     retrieved = list(question.retrieved.values_list("pmid", flat=True))
@@ -71,16 +71,16 @@ def test_an_abstract_that_does_not_fit_the_window_is_dropped_and_never_linked(
     question = retrieved_question()
     retrieved = list(question.retrieved.values_list("pmid", flat=True))
     # Measure the prompt with both abstracts, then offer a window a little too small for the second one.
-    services.question_generate(question_id=question.pk)
+    generate.question_generate(question_id=question.pk)
     question.refresh_from_db()
     full_prompt = question.context["prompt_tokens"]
     counter = ServerTokenCounter(LLMSettings(base_url=served, model=TEST_LLM_MODEL))
     last_abstract = counter.count(indexed_by_pmid(indexed_articles)[retrieved[-1]].abstract)
-    settings.VERIMED_LLM_CONTEXT_TOKENS = full_prompt + 150 + 32 - last_abstract - 12
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_CONTEXT_TOKENS=full_prompt + 150 + 32 - last_abstract - 12)
     again = retrieved_question()
 
-    services.question_generate(question_id=again.pk)
-    services.question_verify(question_id=again.pk)
+    generate.question_generate(question_id=again.pk)
+    verify.question_verify(question_id=again.pk)
 
     again.refresh_from_db()
     assert again.context["given"] == retrieved[:1]
@@ -102,7 +102,7 @@ def indexed_by_pmid(articles: list[ArticleRecord]) -> dict[str, ArticleRecord]:
 def test_a_queued_question_cancelled_from_the_page_never_runs(
     site_admin_client: Client, indexed_articles: list[ArticleRecord]
 ) -> None:
-    question = services.question_create(text=QUESTION, enqueue=False)
+    question = admission.question_create(text=QUESTION, enqueue=False)
 
     response = site_admin_client.post(f"/questions/{question.pk}/cancel")
 
@@ -140,11 +140,11 @@ def test_cancelling_a_finished_question_changes_nothing(site_admin_client: Clien
 def test_stop_during_generation_ends_it_promptly_and_skips_verification(
     served: str, settings: Settings, indexed_articles: list[ArticleRecord], site_admin_client: Client
 ) -> None:
-    settings.VERIMED_LLM_MAX_TOKENS = 600
-    question = services.question_create(
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_MAX_TOKENS=600)
+    question = admission.question_create(
         text="Describe everolimus, metformin and lactic acidosis in as much detail as you can.", enqueue=False
     )
-    services.question_retrieve(question_id=question.pk)
+    retrieve.question_retrieve(question_id=question.pk)
     worker = threading.Thread(target=question_generate_task.apply, args=((question.pk,),), kwargs={"throw": False})
     worker.start()
     deadline = time.monotonic() + 120

@@ -8,8 +8,8 @@ from pytest_django.fixtures import Settings
 
 from indexer.records import ArticleRecord
 from tests.support import free_port
-from webapp.qa import services
 from webapp.qa.models import Question
+from webapp.qa.services import admission, generate, retrieve, verify
 from webapp.qa.tasks import question_generate_task, question_retrieve_task
 
 pytestmark = [pytest.mark.model, pytest.mark.django_db(transaction=True)]
@@ -18,9 +18,11 @@ pytestmark = [pytest.mark.model, pytest.mark.django_db(transaction=True)]
 def test_it_fails_cleanly_when_the_llm_server_is_down(
     settings: Settings, indexed_articles: list[ArticleRecord], site_admin_client: Client
 ) -> None:
-    settings.VERIMED_LLM_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
-    settings.VERIMED_LLM_TIMEOUT_SECONDS = 2
-    question = services.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
+    settings.VERIMED = settings.VERIMED.replace(
+        VERIMED_LLM_BASE_URL=f"http://127.0.0.1:{free_port()}/v1"
+    )  # nothing listens there
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_TIMEOUT_SECONDS=2)
+    question = admission.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
 
     assert question_retrieve_task.apply(args=(question.pk,), throw=False).successful()
     generated = question_generate_task.apply(args=(question.pk,), throw=False)
@@ -39,11 +41,11 @@ def test_it_fails_cleanly_when_the_llm_server_is_down(
 
 
 def test_it_says_it_cannot_answer_when_nothing_is_retrieved(indexed_articles: list[ArticleRecord]) -> None:
-    question = services.question_create(text="the of and", enqueue=False)  # only stopwords: no lexical hits
-    services.question_retrieve(question_id=question.pk)
+    question = admission.question_create(text="the of and", enqueue=False)  # only stopwords: no lexical hits
+    retrieve.question_retrieve(question_id=question.pk)
     question.retrieved.all().delete()  # the dense leg always returns neighbours; simulate an empty index
-    services.question_generate(question_id=question.pk)
-    services.question_verify(question_id=question.pk)
+    generate.question_generate(question_id=question.pk)
+    verify.question_verify(question_id=question.pk)
     question.refresh_from_db()
     assert question.cannot_answer
     assert "does not answer" in question.answer_text

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from pytest_django.fixtures import Settings
 
-from webapp.qa import services
+from webapp.qa.services import admission
 
 pytestmark = pytest.mark.django_db
 
@@ -25,17 +25,17 @@ def _form_limit(client: Client) -> int:
 def test_the_ask_form_and_the_service_agree_on_the_longest_question(
     settings: Settings, researcher_client: Client, limit: int
 ) -> None:
-    settings.VERIMED_MAX_QUESTION_CHARS = limit
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_MAX_QUESTION_CHARS=limit)
     form_limit = _form_limit(researcher_client)
 
     assert form_limit == limit
-    assert services.question_validate(text="x" * form_limit) == "x" * form_limit
-    with pytest.raises(services.QuestionRejectedError, match=f"limited to {limit:,} characters"):
-        services.question_validate(text="x" * (form_limit + 1))
+    assert admission.question_validate(text="x" * form_limit) == "x" * form_limit
+    with pytest.raises(admission.QuestionRejectedError, match=f"limited to {limit:,} characters"):
+        admission.question_validate(text="x" * (form_limit + 1))
 
 
 def test_the_api_refuses_what_the_form_would_not_let_through(settings: Settings, researcher_client: Client) -> None:
-    settings.VERIMED_MAX_QUESTION_CHARS = 300
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_MAX_QUESTION_CHARS=300)
     longest = "x" * _form_limit(researcher_client)
 
     refused = researcher_client.post("/api/v1/questions", {"question": longest + "x"}, content_type="application/json")

@@ -13,14 +13,16 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from webapp.accounts.roles import RESEARCHER, REVIEWER
-from webapp.qa import services
 from webapp.qa.models import Question
+from webapp.qa.services import admission
 
 
 @pytest.fixture
 def two_per_hour(settings: Settings) -> None:
-    settings.VERIMED_QUESTIONS_PER_HOUR = 2
-    settings.VERIMED_MAX_QUEUED_QUESTIONS = 0  # the queue valve is another test's subject
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_QUESTIONS_PER_HOUR=2)
+    settings.VERIMED = settings.VERIMED.replace(
+        VERIMED_MAX_QUEUED_QUESTIONS=0
+    )  # the queue valve is another test's subject
 
 
 def _api(user: User) -> APIClient:
@@ -86,15 +88,15 @@ def test_a_question_stops_counting_an_hour_after_it_was_asked(
 def test_the_wait_is_until_the_oldest_counted_question_leaves_the_window(role_users: dict[str, User]) -> None:
     user = role_users[RESEARCHER]
     for minutes_ago in (50, 20):
-        question = services.question_create(text="Q?", user=user, enqueue=False)
+        question = admission.question_create(text="Q?", user=user, enqueue=False)
         Question.objects.filter(pk=question.pk).update(created_at=timezone.now() - timedelta(minutes=minutes_ago))
-    with pytest.raises(services.QuestionRateLimitedError) as refused:
-        services.question_create(text="Q?", user=user, enqueue=False)
+    with pytest.raises(admission.QuestionRateLimitedError) as refused:
+        admission.question_create(text="Q?", user=user, enqueue=False)
     assert 9 * 60 < refused.value.retry_after_seconds <= 10 * 60
     assert "(in 10 min)" in str(refused.value)
 
 
 def test_zero_turns_the_limit_off(settings: Settings, researcher_client: Client) -> None:
-    settings.VERIMED_QUESTIONS_PER_HOUR = 0
-    settings.VERIMED_MAX_QUEUED_QUESTIONS = 0
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_QUESTIONS_PER_HOUR=0)
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_MAX_QUEUED_QUESTIONS=0)
     assert [_ask_page(researcher_client) for _ in range(5)] == [302] * 5

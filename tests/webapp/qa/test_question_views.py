@@ -12,7 +12,7 @@ from tests.e2e.contrast import AA_NORMAL_TEXT, contrast_ratio
 from tests.webapp.factories import unclear_sentence
 from webapp.corpus.models import Article
 from webapp.deepcheck.export import DEEP_VERDICT_LABELS
-from webapp.qa.exports import VERDICT_LABELS
+from webapp.pages.exports import VERDICT_LABELS
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
 from webapp.review.display import VERDICT_DISPLAY
 

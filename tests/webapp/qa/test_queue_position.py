@@ -15,9 +15,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from webapp.accounts.roles import RESEARCHER
-from webapp.qa import services
 from webapp.qa.models import Question
 from webapp.qa.queue import question_queue_position, questions_being_answered, questions_unfinished_count
+from webapp.qa.services import admission
 
 pytestmark = pytest.mark.django_db
 
@@ -96,7 +96,7 @@ def test_the_question_json_carries_the_queue_position(researcher_client: Client,
 def test_a_full_queue_refuses_a_question_on_the_page_with_503_and_the_message(
     researcher_client: Client, settings: Settings
 ) -> None:
-    settings.VERIMED_MAX_QUEUED_QUESTIONS = 2
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_MAX_QUEUED_QUESTIONS=2)
     _asked(Question.Status.QUEUED, minutes_ago=2)
     _asked(Question.Status.GENERATING, minutes_ago=1)
     response = researcher_client.post("/", {"question": "Is metformin safe in pregnancy?"})
@@ -109,7 +109,7 @@ def test_a_full_queue_refuses_a_question_on_the_page_with_503_and_the_message(
 def test_a_full_queue_refuses_a_question_in_the_api_with_503_json(
     role_users: dict[str, User], settings: Settings
 ) -> None:
-    settings.VERIMED_MAX_QUEUED_QUESTIONS = 2
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_MAX_QUEUED_QUESTIONS=2)
     _asked(Question.Status.QUEUED, minutes_ago=2)
     _asked(Question.Status.VERIFYING, minutes_ago=1)
     client = APIClient()
@@ -124,7 +124,7 @@ def test_a_full_queue_refuses_a_question_in_the_api_with_503_json(
 def test_finished_questions_do_not_fill_the_queue(
     researcher_client: Client, settings: Settings, django_capture_on_commit_callbacks: object
 ) -> None:
-    settings.VERIMED_MAX_QUEUED_QUESTIONS = 2
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_MAX_QUEUED_QUESTIONS=2)
     for status in (Question.Status.DONE, Question.Status.FAILED, Question.Status.CANCELLED):
         _asked(status, minutes_ago=5)
     _asked(Question.Status.QUEUED, minutes_ago=1)
@@ -135,25 +135,25 @@ def test_finished_questions_do_not_fill_the_queue(
 
 
 def test_zero_means_no_limit(settings: Settings) -> None:
-    settings.VERIMED_MAX_QUEUED_QUESTIONS = 0
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_MAX_QUEUED_QUESTIONS=0)
     for minutes in range(3):
         _asked(Question.Status.QUEUED, minutes_ago=minutes + 1)
     # The check runs only for questions headed for the workers (enqueue); the publish itself waits for a commit.
-    question = services.question_create(text="Still accepted?")
+    question = admission.question_create(text="Still accepted?")
     assert question.status == Question.Status.QUEUED
     assert questions_unfinished_count() == 4
 
 
 def test_the_refusal_is_a_question_rejection_so_every_caller_already_handles_it(settings: Settings) -> None:
-    settings.VERIMED_MAX_QUEUED_QUESTIONS = 1
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_MAX_QUEUED_QUESTIONS=1)
     _asked(Question.Status.QUEUED, minutes_ago=1)
-    with pytest.raises(services.QuestionRejectedError, match="The service is busy: 1 question is waiting"):
-        services.question_create(text="One more?")
+    with pytest.raises(admission.QuestionRejectedError, match="The service is busy: 1 question is waiting"):
+        admission.question_create(text="One more?")
 
 
 def test_the_background_embedder_gives_way_while_a_question_is_answered_but_not_to_a_stale_one() -> None:
     assert not questions_being_answered()
-    question = services.question_create(text="Does zinc shorten colds?", enqueue=False)
+    question = admission.question_create(text="Does zinc shorten colds?", enqueue=False)
     assert questions_being_answered()  # queued, just now
 
     Question.objects.filter(pk=question.pk).update(updated_at=timezone.now() - timedelta(hours=2))

@@ -6,9 +6,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from indexer.records import ArticleRecord
-from webapp.qa import services
 from webapp.qa.models import Question
 from webapp.qa.pipeline import RetrievalFilters
+from webapp.qa.services import admission, retrieve
 
 # Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
 pytestmark = pytest.mark.model
@@ -19,31 +19,31 @@ def retrieved(question: Question) -> list[str]:
 
 
 def test_a_year_filter_keeps_older_abstracts_out_of_the_retrieved_set(indexed_articles: list[ArticleRecord]) -> None:
-    question = services.question_create(
+    question = admission.question_create(
         text="Does metformin cause lactic acidosis?", enqueue=False, filters=RetrievalFilters(year_from=2011)
     )
 
-    services.question_retrieve(question_id=question.pk)
+    retrieve.question_retrieve(question_id=question.pk)
 
     assert question.settings["filters"]["year_from"] == 2011
     assert retrieved(question) == ["10000002"]  # the metformin abstract (2010) is not admitted
 
 
 def test_without_filters_both_abstracts_are_candidates(indexed_articles: list[ArticleRecord]) -> None:
-    question = services.question_create(text="Does metformin cause lactic acidosis?", enqueue=False)
+    question = admission.question_create(text="Does metformin cause lactic acidosis?", enqueue=False)
 
-    services.question_retrieve(question_id=question.pk)
+    retrieve.question_retrieve(question_id=question.pk)
 
     assert retrieved(question)[0] == "10000001"
     assert set(retrieved(question)) == {"10000001", "10000002"}
 
 
 def test_a_journal_filter_applies_to_both_legs(indexed_articles: list[ArticleRecord]) -> None:
-    question = services.question_create(
+    question = admission.question_create(
         text="mTORC1 inhibition by everolimus", enqueue=False, filters=RetrievalFilters(journals=("Diabetes Care",))
     )
 
-    services.question_retrieve(question_id=question.pk)
+    retrieve.question_retrieve(question_id=question.pk)
 
     hits = list(question.retrieved.all())
     assert [hit.pmid for hit in hits] == ["10000001"]

@@ -12,9 +12,10 @@ from indexer.base import FusedHit
 from indexer.records import ArticleRecord
 from tests.webapp.factories import article_retracted
 from webapp.corpus.models import Article
-from webapp.qa import selectors, services, source_screening
+from webapp.qa import selectors, source_screening
 from webapp.qa.models import Question
 from webapp.qa.pipeline import PipelineSettings, RetrievalFilters, default_pipeline_settings
+from webapp.qa.services import admission, retrieve
 
 RANKED = [str(pmid) for pmid in range(1, 9)]  # what the search would return, best first
 
@@ -118,15 +119,15 @@ def test_a_retracted_paper_is_not_retrieved_unless_the_question_includes_it(
     indexed_articles: list[ArticleRecord],
 ) -> None:
     article_retracted(pmid="10000001")
-    left_out = services.question_create(text="Does metformin cause lactic acidosis?", enqueue=False)
-    included = services.question_create(
+    left_out = admission.question_create(text="Does metformin cause lactic acidosis?", enqueue=False)
+    included = admission.question_create(
         text="Does metformin cause lactic acidosis?",
         enqueue=False,
         filters=RetrievalFilters(include_retracted=True),
     )
 
-    services.question_retrieve(question_id=left_out.pk)
-    services.question_retrieve(question_id=included.pk)
+    retrieve.question_retrieve(question_id=left_out.pk)
+    retrieve.question_retrieve(question_id=included.pk)
 
     assert list(left_out.retrieved.values_list("pmid", flat=True)) == ["10000002"]
     payload = selectors.question_payload(selectors.question_get(question_id=included.pk))

@@ -13,10 +13,10 @@ from tests.webapp.factories import UNCLEAR_PROBABILITIES, UNCLEAR_RAW_PROBABILIT
 from verifier.base import Classification
 from verifier.verify import AnswerVerifier
 from webapp.corpus.models import Article
-from webapp.qa import services
 from webapp.qa.models import CitationVerdict, Question
 from webapp.qa.pipeline import PipelineSettings, default_pipeline_settings
 from webapp.qa.selectors import question_get, question_payload
+from webapp.qa.services import admission, verify
 from webapp.qa.verification import answer_verifier
 
 # Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
@@ -30,7 +30,7 @@ ANSWER = (
 
 
 def answered(text: str = ANSWER) -> Question:
-    question = services.question_create(text="Does metformin cause lactic acidosis?", enqueue=False)
+    question = admission.question_create(text="Does metformin cause lactic acidosis?", enqueue=False)
     question.answer_text = text
     question.context = {"given": ["10000001", "10000002"]}
     question.status = Question.Status.GENERATING
@@ -42,7 +42,7 @@ def test_each_citation_gets_a_verdict_confidence_and_evidence_offsets(
     indexed_articles: list[ArticleRecord],
 ) -> None:
     question = answered()
-    services.question_verify(question_id=question.pk)
+    verify.question_verify(question_id=question.pk)
 
     question = question_get(question_id=question.pk)
     assert question.status == Question.Status.DONE
@@ -78,18 +78,18 @@ def test_each_citation_gets_a_verdict_confidence_and_evidence_offsets(
 
 def test_a_retried_verification_replaces_its_rows(indexed_articles: list[ArticleRecord]) -> None:
     question = answered()
-    services.question_verify(question_id=question.pk)
+    verify.question_verify(question_id=question.pk)
     first_count = CitationVerdict.objects.filter(sentence__question=question).count()
     Question.objects.filter(pk=question.pk).update(status=Question.Status.GENERATING)
-    services.question_verify(question_id=question.pk)
+    verify.question_verify(question_id=question.pk)
     assert CitationVerdict.objects.filter(sentence__question=question).count() == first_count == 3
 
 
 def test_the_llm_judge_stays_selectable(settings: Settings, db: None) -> None:
-    settings.VERIMED_VERIFIER = "llm-judge"
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_VERIFIER="llm-judge")
     pipeline = default_pipeline_settings()
     assert pipeline.verification.verifier == "llm-judge"
-    assert answer_verifier(pipeline).classifier.model_id == f"llm-judge:{settings.VERIMED_LLM_MODEL}"
+    assert answer_verifier(pipeline).classifier.model_id == f"llm-judge:{settings.VERIMED.llm.model}"
 
 
 class _UnsureClassifier:
@@ -130,9 +130,9 @@ def test_an_unsure_citation_is_stored_as_unclear_with_its_leaning_probabilities_
     def unsure_verifier(pipeline: PipelineSettings) -> AnswerVerifier:
         return AnswerVerifier(_UnsureClassifier(), _SecondSentenceEvidence())
 
-    monkeypatch.setattr(services, "answer_verifier", unsure_verifier)
+    monkeypatch.setattr(verify, "answer_verifier", unsure_verifier)
     question = answered("No metformin user had lactic acidosis (PUBMED:10000001). Uncited.")
-    services.question_verify(question_id=question.pk)
+    verify.question_verify(question_id=question.pk)
 
     question = question_get(question_id=question.pk)
     assert question.status == Question.Status.DONE

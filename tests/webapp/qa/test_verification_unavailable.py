@@ -11,9 +11,9 @@ from pytest_django.fixtures import Settings
 
 from indexer.records import ArticleRecord
 from tests.support import TEST_LLM_MODEL
-from webapp.qa import services
 from webapp.qa.models import Question
 from webapp.qa.pipeline import PipelineSettings
+from webapp.qa.services import admission, ending, retrieve, verify
 from webapp.qa.tasks import question_generate_task, question_retrieve_task, question_verify_task
 
 pytestmark = [pytest.mark.model, pytest.mark.django_db(transaction=True)]
@@ -22,14 +22,16 @@ ANSWER = "Everolimus inhibits mTORC1 (PUBMED:10000002). Metformin did not cause 
 
 
 def _asked(settings: Settings, verifier_model: Path) -> Question:
-    settings.VERIMED_VERIFIER_MODEL = verifier_model  # stored with the question's pipeline settings
-    return services.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
+    settings.VERIMED = settings.VERIMED.replace(
+        VERIMED_VERIFIER_MODEL=verifier_model
+    )  # stored with the question's pipeline settings
+    return admission.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
 
 
 def _answered_without_the_model(settings: Settings, verifier_model: Path) -> Question:
     """A question whose retrieval and generation are done, the way those stages store them."""
     question = _asked(settings, verifier_model)
-    services.question_retrieve(question_id=question.pk)
+    retrieve.question_retrieve(question_id=question.pk)
     Question.objects.filter(pk=question.pk).update(
         answer_text=ANSWER,
         context={"given": ["10000001", "10000002"]},
@@ -62,9 +64,9 @@ def test_a_missing_verifier_checkpoint_keeps_the_answer_and_marks_verification_u
     indexed_articles: list[ArticleRecord],
     site_admin_client: Client,
 ) -> None:
-    settings.VERIMED_LLM_BASE_URL = llm_base_url
-    settings.VERIMED_LLM_MODEL = TEST_LLM_MODEL
-    settings.VERIMED_LLM_MAX_TOKENS = 150
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_BASE_URL=llm_base_url)
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_MODEL=TEST_LLM_MODEL)
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_MAX_TOKENS=150)
     missing = tmp_path / "no-such-checkpoint"
     question = _asked(settings, missing)
 
@@ -105,7 +107,7 @@ def test_the_reason_is_escaped_on_the_page(
     settings: Settings, tmp_path: Path, indexed_articles: list[ArticleRecord], site_admin_client: Client
 ) -> None:
     question = _answered_without_the_model(settings, tmp_path / "missing")
-    services.question_verification_unavailable(question_id=question.pk, reason="<script>alert(1)</script> broke")
+    ending.question_verification_unavailable(question_id=question.pk, reason="<script>alert(1)</script> broke")
 
     page = site_admin_client.get(f"/questions/{question.pk}/").content.decode()
 
@@ -116,12 +118,12 @@ def test_the_reason_is_escaped_on_the_page(
 def test_a_verified_answer_says_so_and_shows_the_legend(
     indexed_articles: list[ArticleRecord], site_admin_client: Client
 ) -> None:
-    question = services.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
+    question = admission.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
     Question.objects.filter(pk=question.pk).update(
         answer_text=ANSWER, context={"given": ["10000001", "10000002"]}, status=Question.Status.GENERATING
     )
 
-    services.question_verify(question_id=question.pk)
+    verify.question_verify(question_id=question.pk)
 
     payload = site_admin_client.get(f"/questions/{question.pk}.json").json()
     assert payload["verification_status"] == "verified"
@@ -136,7 +138,7 @@ def test_the_exports_keep_the_references_and_say_verification_is_unavailable(
     settings: Settings, tmp_path: Path, indexed_articles: list[ArticleRecord], site_admin_client: Client
 ) -> None:
     question = _answered_without_the_model(settings, tmp_path / "missing")
-    services.question_verification_unavailable(question_id=question.pk, reason="the verifier could not run (OSError)")
+    ending.question_verification_unavailable(question_id=question.pk, reason="the verifier could not run (OSError)")
 
     markdown = site_admin_client.get(f"/questions/{question.pk}/export.md").content.decode()
     bibtex = site_admin_client.get(f"/questions/{question.pk}/references.bib").content.decode()
@@ -153,9 +155,9 @@ def test_the_exports_keep_the_references_and_say_verification_is_unavailable(
 def test_verification_running_again_after_being_unavailable_marks_it_verified(
     settings: Settings, tmp_path: Path, indexed_articles: list[ArticleRecord]
 ) -> None:
-    site_checkpoint = settings.VERIMED_VERIFIER_MODEL
+    site_checkpoint = Path(settings.VERIMED.verification.verifier_model)
     question = _answered_without_the_model(settings, tmp_path / "missing")
-    services.question_verification_unavailable(question_id=question.pk, reason="the verifier could not run")
+    ending.question_verification_unavailable(question_id=question.pk, reason="the verifier could not run")
     # The site's own checkpoint again, as after an admin restored the folder, and the verify stage run again.
     pipeline = PipelineSettings.model_validate(question.settings)
     verification = pipeline.verification.model_copy(update={"verifier_model": str(site_checkpoint)})
@@ -164,7 +166,7 @@ def test_verification_running_again_after_being_unavailable_marks_it_verified(
         status=Question.Status.GENERATING,
     )
 
-    services.question_verify(question_id=question.pk)
+    verify.question_verify(question_id=question.pk)
 
     question.refresh_from_db()
     assert question.verification_status == Question.Verification.VERIFIED
@@ -175,8 +177,8 @@ def test_verification_running_again_after_being_unavailable_marks_it_verified(
 def test_a_question_that_failed_before_verification_has_no_verification_status(
     indexed_articles: list[ArticleRecord], site_admin_client: Client
 ) -> None:
-    question = services.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
-    services.question_fail(question_id=question.pk, reason="The model server is unreachable.")
+    question = admission.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
+    ending.question_fail(question_id=question.pk, reason="The model server is unreachable.")
 
     payload = site_admin_client.get(f"/questions/{question.pk}.json").json()
 

@@ -13,9 +13,9 @@ from pytest_django.fixtures import Settings
 from indexer.base import FusedHit
 from tests.webapp.factories import answer_awaiting_verification
 from webapp.corpus.models import Article
-from webapp.qa import services as qa_services
 from webapp.qa.models import Question
 from webapp.qa.pipeline import PipelineSettings
+from webapp.qa.services import verify
 from webapp.watch import checking
 from webapp.watch.services import watch_create
 
@@ -48,8 +48,8 @@ class FakeSearch:
 
 @pytest.fixture
 def fake_verifier(settings: Settings) -> None:
-    settings.VERIMED_VERIFIER = "fake"
-    settings.VERIMED_EVIDENCE_FINDER = "fake"
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_VERIFIER="fake")
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_EVIDENCE_FINDER="fake")
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ def answered(fake_verifier: None, owner: User) -> Question:
     for pmid, (title, abstract) in {**ARTICLES, **NEW_ARTICLES}.items():
         Article.objects.create(pmid=pmid, title=title, abstract=abstract, year=2021)
     question = answer_awaiting_verification(user=owner, text=QUESTION, answer=ANSWER, retrieved=[CITED, OTHER])
-    qa_services.question_verify(question_id=question.pk)
+    verify.question_verify(question_id=question.pk)
     return Question.objects.get(pk=question.pk)
 
 

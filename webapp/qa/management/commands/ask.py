@@ -9,9 +9,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from pydantic import ValidationError
 
 from webapp.corpus import engines
-from webapp.qa import selectors, services
+from webapp.qa import selectors
 from webapp.qa.models import Question
 from webapp.qa.pipeline import RetrievalFilters
+from webapp.qa.services import admission, ending
 from webapp.qa.tasks import question_generate_task, question_retrieve_task, question_verify_task
 
 
@@ -46,10 +47,10 @@ class Command(BaseCommand):
         except ValidationError as exc:
             raise CommandError(f"invalid filters: {exc}") from exc
         try:
-            question = services.question_create(
+            question = admission.question_create(
                 text=options["question"], enqueue=not options["in_process"], filters=filters
             )
-        except services.QuestionRejectedError as exc:
+        except admission.QuestionRejectedError as exc:
             raise CommandError(str(exc)) from exc
         if options["in_process"]:
             self._run_here(question.pk)
@@ -76,7 +77,7 @@ class Command(BaseCommand):
     def _wait_for_worker(self, question_id: int, *, timeout: float) -> None:
         if selectors.question_wait_finished(question_id=question_id, timeout=timeout):
             return
-        services.question_fail(question_id=question_id, reason=f"no answer within {timeout:.0f} s")
+        ending.question_fail(question_id=question_id, reason=f"no answer within {timeout:.0f} s")
         raise CommandError(
             f"no worker finished the question within {timeout:.0f} s; is the worker running (make run)? "
             "Use --in-process to run without one."

@@ -10,39 +10,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from webapp.accounts.roles import RESEARCHER, role_required
-from webapp.qa import follow_ups, services
-from webapp.qa.access import question_followable, question_viewable
+from webapp.pages.answer_context import question_context
+from webapp.qa import follow_ups
+from webapp.qa.access import question_followable, question_or_404
 from webapp.qa.models import FollowUpDraft, Question
-from webapp.qa.threads import follow_up_draft_open, question_ancestors
-
-
-def follow_up_context(request: HttpRequest, question: Question, *, read_only: bool) -> dict[str, Any]:
-    """The section's part of the answer page's context: the thread's links and, for the owner, the follow-up form or
-    the follow-up being rewritten. A shared (read-only) page shows none of it: its reader cannot open the others."""
-    if read_only:
-        return {"thread_earlier": [], "thread_follow_ups": [], "can_follow_up": False, "follow_up_draft": None}
-    can_follow_up = question_followable(user=request.user, question=question)
-    return {
-        "thread_earlier": [row for row in question_ancestors(question=question) if _viewable(request, row)],
-        "thread_follow_ups": [
-            row for row in question.follow_ups.order_by("created_at", "pk") if _viewable(request, row)
-        ],
-        "can_follow_up": can_follow_up,
-        "follow_up_draft": follow_up_draft_open(parent=question, user_id=request.user.pk) if can_follow_up else None,
-        "max_question_chars": services.question_max_chars(),
-    }
-
-
-def _viewable(request: HttpRequest, question: Question) -> bool:
-    return question_viewable(user=request.user, question=question)
+from webapp.qa.services.admission import QuestionRejectedError
 
 
 def _followable_question(request: HttpRequest, question_id: int) -> Question:
     """The caller's own answered question; anything else is reported as missing, as the answer page does."""
-    question = Question.objects.filter(pk=question_id).first()
-    if question is None or not question_followable(user=request.user, question=question):
-        raise Http404("No such question")
-    return question
+    return question_or_404(user=request.user, question_id=question_id, allowed=question_followable)
 
 
 def _own_draft(request: HttpRequest, question: Question, draft_id: int) -> FollowUpDraft:
@@ -57,8 +34,6 @@ def _own_draft(request: HttpRequest, question: Question, draft_id: int) -> Follo
 
 def _page_with_error(request: HttpRequest, question: Question, status: int, **shown: Any) -> HttpResponse:
     """The answer page again, the message and what was typed kept in the follow-up section."""
-    from webapp.qa.views import question_context  # the page's own context; views imports this module
-
     context = {**question_context(request, question, read_only=False), **shown}
     return render(request, "qa/question.html", context, status=status)
 
@@ -74,7 +49,7 @@ def follow_up_start(request: HttpRequest, question_id: int) -> HttpResponse:
     text = request.POST.get("follow_up", "")
     try:
         follow_ups.follow_up_draft_create(parent=question, user=request.user, text=text)
-    except services.QuestionRejectedError as exc:
+    except QuestionRejectedError as exc:
         return _page_with_error(request, question, exc.http_status, follow_up_error=str(exc), follow_up_text=text)
     return redirect(_section_url(question))
 
@@ -108,6 +83,6 @@ def follow_up_confirm(request: HttpRequest, question_id: int, draft_id: int) -> 
     text = request.POST.get("question", "")
     try:
         asked = follow_ups.follow_up_ask(draft=draft, text=text, user=request.user)
-    except services.QuestionRejectedError as exc:
+    except QuestionRejectedError as exc:
         return _page_with_error(request, question, exc.http_status, follow_up_error=str(exc), follow_up_question=text)
     return redirect("question", question_id=asked.pk)

@@ -5,6 +5,9 @@ embedded index must then be free (the stack stopped). With `--follow`, as the st
 index: at the lowest CPU priority it leaves batches for the worker to write in between questions
 (webapp/corpus/services/background_embedding.py), reports its progress for the index status page, and keeps watching
 for articles stored later.
+
+It lives with the stack's other commands, not in the corpus app: giving way to questions reads the question queue,
+and the corpus never reads the apps built on it (the layers contract in pyproject.toml).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from webapp.corpus.services.background_embedding import (
     report_progress,
 )
 from webapp.ops.stack import EMBEDDER_READY_LINE
+from webapp.qa.queue import questions_being_answered
 
 # How often a paused embedder looks whether the questions are done.
 QUESTION_CHECK_SECONDS = 1.0
@@ -85,11 +89,10 @@ class Command(BaseCommand):
 
     def _follow(self, *, batch_size: int, max_waiting: int) -> None:
         from webapp.corpus.tasks import vectors_apply_waiting_task
-        from webapp.qa.queue import questions_being_answered
 
         # Questions first: the LLM server and the worker get the CPU whenever they want it.
         os.nice(19)
-        poll = settings.VERIMED_BACKGROUND_EMBEDDING_POLL_SECONDS
+        poll = settings.VERIMED.engines.background_embedding_poll_seconds
         discard_partial_batches(inbox_folder())  # an earlier embedder killed mid-write; one embedder runs at a time
         if waiting_batches(inbox_folder()):
             vectors_apply_waiting_task.delay()  # batches an earlier run left: the worker writes them in first

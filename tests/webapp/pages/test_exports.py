@@ -12,7 +12,7 @@ from django.test import Client
 from tests.webapp.factories import answer_with_references, article_retracted, unclear_sentence
 from webapp.accounts.roles import RESEARCHER, user_assign_role
 from webapp.corpus.models import Article
-from webapp.qa.exports import ExportedAnswer, ExportedSentence, answer_markdown
+from webapp.pages.exports import ExportedAnswer, ExportedSentence, answer_markdown
 from webapp.qa.models import Question
 
 pytestmark = pytest.mark.django_db

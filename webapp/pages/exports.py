@@ -1,4 +1,5 @@
-"""An answer as files a researcher keeps: Markdown with numbered references, and the cited papers as BibTeX and RIS.
+"""An answer as files a researcher keeps: Markdown with numbered references and its deep check; the cited papers as
+BibTeX and RIS are written from the same references (webapp/pages/reference_files.py).
 
 `exported_answer` reads the stored rows (no queries of its own); the writers are pure functions of its result.
 Everything here is untrusted text (model output, titles from PubMed), so each format escapes what it must.
@@ -8,18 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import quote
-
-import rispy
-from bibtexparser.entrypoint import write_string
-from bibtexparser.library import Library
-from bibtexparser.model import Entry, Field
 
 from generator.claims import claims_from_answer
 from webapp.corpus.models import Article
-from webapp.corpus.source_ids import is_pmid, source_label
-from webapp.deepcheck.export import ExportedDeepCheck, deep_check_markdown
+from webapp.corpus.source_ids import source_label
+from webapp.deepcheck.export import ExportedDeepCheck, deep_check_markdown, exported_deep_check
 from webapp.qa.consensus_export import ExportedConsensus, consensus_markdown, consensus_pmids, exported_consensus
 from webapp.qa.models import Question
 from webapp.qa.source_notes import RETRACTION_LABELS, notice_sentence, source_design
@@ -207,6 +203,12 @@ def exported_answer(question: Question, articles: Mapping[str, Article]) -> Expo
     )
 
 
+def question_export(*, question: Question) -> ExportedAnswer:
+    """The answer and its cited papers, ready for the Markdown, BibTeX and RIS writers; with its deep check, if any."""
+    answer = exported_answer(question, Article.objects.in_bulk(exported_cited_pmids(question), field_name="pmid"))
+    return replace(answer, deep_check=exported_deep_check(question=question))
+
+
 def doi_url(doi: str) -> str:
     # Quoted so that a DOI's odd characters cannot end a Markdown autolink or a BibTeX/RIS field early.
     return "https://doi.org/" + quote(doi, safe="/:;()._-")
@@ -295,94 +297,3 @@ def answer_markdown(answer: ExportedAnswer) -> str:
     else:
         lines.append("No abstracts were cited.")
     return "\n".join(lines) + "\n"
-
-
-# --- BibTeX and RIS ------------------------------------------------------------------------------------------
-
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "{": r"\{",
-    "}": r"\}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
-_PERSONAL_NAME = re.compile(r"^(?P<last>.+) (?P<initials>[A-Z][A-Z-]{0,5})$")
-
-
-def _latex(text: str) -> str:
-    # BibTeX counts braces without regard to backslashes, so `\{` would unbalance a field; a lone brace
-    # from a title becomes a command instead.
-    flat = " ".join(text.split())
-    return "".join(
-        r"\textbraceleft{}" if char == "{" else r"\textbraceright{}" if char == "}" else _LATEX_SPECIAL.get(char, char)
-        for char in flat
-    )
-
-
-def _inverted(person: Person) -> str:
-    """'Smith JA' as 'Smith, JA': the form BibTeX and RIS read unambiguously as last name, then initials."""
-    match = _PERSONAL_NAME.match(person.name)
-    return f"{match['last']}, {match['initials']}" if match and not person.collective else person.name
-
-
-def _citation_key(reference: Reference) -> str:
-    return "pmid" + re.sub(r"[^A-Za-z0-9]", "", reference.pmid)
-
-
-def references_bibtex(references: Iterable[Reference]) -> str:
-    library = Library()
-    for reference in references:
-        # A group's name is braced so BibTeX does not split it at "and" or read its last word as a surname.
-        authors = " and ".join(
-            f"{{{_latex(person.name)}}}" if person.collective else _latex(_inverted(person))
-            for person in reference.authors
-        )
-        values = {
-            "author": authors,
-            "title": _latex(reference.title),
-            "journal": _latex(reference.journal),
-            "year": str(reference.year or ""),
-            "volume": _latex(reference.volume),
-            "number": _latex(reference.issue),
-            "pages": _latex(reference.pages).replace("-", "--"),
-            "doi": reference.doi.replace("{", "").replace("}", "").replace("\\", ""),
-            "pmid": _latex(reference.pmid) if is_pmid(reference.pmid) else "",
-            "url": reference.url,
-            "note": _latex(" ".join(reference.notes)),
-        }
-        fields = [Field(key, value) for key, value in values.items() if value]
-        library.add(Entry("article", _citation_key(reference), fields))
-    return str(write_string(library))
-
-
-def _ris_text(text: str) -> str:
-    return " ".join(text.split())  # a line break inside a value would start a bogus tag line
-
-
-def references_ris(references: Iterable[Reference]) -> str:
-    entries = []
-    for reference in references:
-        start, _, end = reference.pages.partition("-")
-        entry = {
-            "type_of_reference": "JOUR",
-            "title": _ris_text(reference.title),
-            "authors": [_ris_text(_inverted(person)) for person in reference.authors],
-            "journal_name": _ris_text(reference.journal),
-            "year": str(reference.year or ""),
-            "volume": _ris_text(reference.volume),
-            "number": _ris_text(reference.issue),
-            "start_page": _ris_text(start),
-            "end_page": _ris_text(end),
-            "doi": _ris_text(reference.doi),
-            "accession_number": _ris_text(reference.pmid),
-            "name_of_database": "PubMed" if is_pmid(reference.pmid) else "",
-            "urls": [reference.url] if reference.url else [],
-            "notes": [_ris_text(note) for note in reference.notes],
-        }
-        entries.append({key: value for key, value in entry.items() if value})
-    return str(rispy.dumps(entries))

@@ -9,11 +9,12 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from webapp.accounts.roles import RESEARCHER, role_required
+from webapp.pages.answer_context import question_context
+from webapp.pages.exports import ExportedAnswer, answer_markdown, question_export
+from webapp.pages.reference_files import references_bibtex, references_ris
 from webapp.qa import selectors, sharing
-from webapp.qa.access import question_shareable
-from webapp.qa.exports import ExportedAnswer, answer_markdown, references_bibtex, references_ris
+from webapp.qa.access import question_or_404, question_shareable
 from webapp.qa.models import Question
-from webapp.qa.views import question_context, viewable_question
 
 # kind -> (file suffix, content type, writer)
 EXPORTS: dict[str, tuple[str, str, Callable[[ExportedAnswer], str]]] = {
@@ -28,10 +29,7 @@ EXPORTS: dict[str, tuple[str, str, Callable[[ExportedAnswer], str]]] = {
 
 
 def _owned_question(request: HttpRequest, question_id: int) -> Question:
-    question = viewable_question(request, question_id)
-    if not question_shareable(user=request.user, question=question):
-        raise Http404("No such question")
-    return question
+    return question_or_404(user=request.user, question_id=question_id, allowed=question_shareable)
 
 
 @require_POST
@@ -72,7 +70,7 @@ def _export(question: Question, kind: str) -> HttpResponse:
     if question.status != Question.Status.DONE:
         return HttpResponse("The answer is not finished yet.", status=409, content_type="text/plain; charset=utf-8")
     suffix, content_type, write = EXPORTS[kind]
-    body = write(selectors.question_export(question=question))
+    body = write(question_export(question=question))
     response = HttpResponse(body, content_type=content_type)
     name = "answer" if kind == "md" else "references"
     response["Content-Disposition"] = f'attachment; filename="verimed-{question.pk}-{name}.{suffix}"'
@@ -85,7 +83,7 @@ def _exporter(kind: str) -> tuple[Callable[..., HttpResponse], Callable[..., Htt
     @require_GET
     @role_required(RESEARCHER)
     def by_id(request: HttpRequest, question_id: int) -> HttpResponse:
-        return _export(viewable_question(request, question_id), kind)
+        return _export(question_or_404(user=request.user, question_id=question_id), kind)
 
     @require_GET
     @role_required(RESEARCHER)

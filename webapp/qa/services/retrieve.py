@@ -1,0 +1,41 @@
+"""The first stage: search the index for the question's sources (retracted papers out, stronger designs first) and
+store the hits, ranked."""
+
+from __future__ import annotations
+
+import time
+
+from django.db import transaction
+
+from webapp.corpus import engines
+from webapp.corpus.services.background_embedding import semantic_coverage
+from webapp.qa.models import Question, RetrievedDocument
+from webapp.qa.services.stages import stage_enter, stage_pipeline, stage_record_timing
+from webapp.qa.source_screening import sources_search
+
+
+def question_retrieve(*, question_id: int) -> None:
+    question = stage_enter(question_id, Question.Status.RETRIEVING)
+    pipeline = stage_pipeline(question)
+    started = time.perf_counter()
+    hits = sources_search(query=question.text, pipeline=pipeline)  # retracted out, designs ordered
+    with transaction.atomic():
+        question.retrieved.all().delete()  # a retried task starts this stage over
+        RetrievedDocument.objects.bulk_create(
+            RetrievedDocument(
+                question=question,
+                rank=rank,
+                pmid=hit.pmid,
+                score=hit.score,
+                lexical_score=hit.lexical_score,
+                semantic_score=hit.semantic_score,
+                lexical_raw=hit.lexical_raw,
+                semantic_raw=hit.semantic_raw,
+                rerank_score=hit.rerank_score,
+            )
+            for rank, hit in enumerate(hits, start=1)
+        )
+        stage_record_timing(question, "retrieval", started)
+        question.models_used = {**question.models_used, "embedding": engines.embedder().model_id}
+        question.semantic_coverage = semantic_coverage().share
+        question.save(update_fields=["timings_ms", "models_used", "semantic_coverage", "updated_at"])
