@@ -1,11 +1,11 @@
-"""Read-side: a question and everything it produced, as the plain JSON the page, the API and the CLI share."""
+"""Read-side: a question and everything it produced, as the plain JSON the page, the API and the CLI share (its shape
+is typed once, in webapp/qa/payloads.py)."""
 
 from __future__ import annotations
 
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
 from django.core.cache import cache
 from django.db.models import Prefetch, Q, QuerySet
@@ -13,6 +13,7 @@ from django.db.models import Prefetch, Q, QuerySet
 from indexer.sentences import split_sentences
 from webapp.corpus.models import Article
 from webapp.qa.models import AnswerSentence, Question
+from webapp.qa.payloads import ArticlePayload, QuestionPayload, SourcePayload
 from webapp.qa.queue import question_queue_position
 from webapp.qa.source_notes import source_retraction, source_study_design
 from webapp.qa.threads import thread_question_ids
@@ -39,7 +40,7 @@ def question_get(*, question_id: int) -> Question:
     return _with_answer().get(pk=question_id)
 
 
-def _source(article: Article) -> dict[str, Any]:
+def _source(article: Article) -> SourcePayload:
     return {
         "pmid": article.pmid,
         "title": article.title,
@@ -57,7 +58,7 @@ def _evidence_texts(abstract_sentences: list[str], indices: list[int]) -> list[s
     return [abstract_sentences[index] for index in indices if 0 <= index < len(abstract_sentences)]
 
 
-def question_payload(question: Question) -> dict[str, Any]:
+def question_payload(question: Question) -> QuestionPayload:
     retrieved = list(question.retrieved.all())
     sentences = list(question.sentences.all())
     cited = {citation.pmid for sentence in sentences for citation in sentence.citations.all()}
@@ -137,7 +138,7 @@ def question_payload(question: Question) -> dict[str, Any]:
     }
 
 
-def article_payload(*, pmid: str) -> dict[str, Any]:
+def article_payload(*, pmid: str) -> ArticlePayload:
     """An article with its abstract split exactly as the verifier split it, so evidence indices line up."""
     article = Article.objects.get(pmid=pmid)
     return {

@@ -5,10 +5,9 @@ One shape for the page, the API and the exports, so that they cannot disagree ab
 
 from __future__ import annotations
 
-from typing import Any
-
 from indexer.study_design import StudyDesign, article_study_design
 from webapp.corpus.models import Article
+from webapp.qa.payloads import RetractionPayload, StudyDesignPayload
 
 # Shown beside a source; "none" shows nothing.
 RETRACTION_LABELS = {
@@ -28,7 +27,7 @@ NOTICE_PHRASES = {
 }
 
 
-def source_retraction(article: Article) -> dict[str, Any]:
+def source_retraction(article: Article) -> RetractionPayload:
     return {
         "status": article.retraction_status,
         "notices": [
@@ -46,7 +45,7 @@ def source_design(article: Article) -> StudyDesign | None:
     return article_study_design(publication_types=article.publication_types or (), mesh=article.mesh or ())
 
 
-def source_study_design(article: Article) -> dict[str, str] | None:
+def source_study_design(article: Article) -> StudyDesignPayload | None:
     design = source_design(article)
     return {"key": design.key, "label": design.label} if design is not None else None
 

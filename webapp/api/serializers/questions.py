@@ -12,8 +12,8 @@ from django.conf import settings
 from rest_framework import serializers
 
 from indexer.hybrid import Fusion, HybridSettings, Mode
-from webapp.api.serializers.question_detail import PARENT_HELP, THREAD_HELP
 from webapp.qa.models import Question
+from webapp.qa.payloads import PARENT_HELP, THREAD_HELP
 from webapp.qa.pipeline import RetrievalFilters
 
 # The API offers a narrower range than the pipeline accepts: enough to compare runs, never a huge prompt.

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from webapp.corpus import engines
 from webapp.qa import selectors
 from webapp.qa.models import Question
+from webapp.qa.payloads import CitationVerdictPayload, QuestionPayload
 from webapp.qa.pipeline import RetrievalFilters
 from webapp.qa.services import admission, ending
 from webapp.qa.tasks import question_generate_task, question_retrieve_task, question_verify_task
@@ -83,7 +84,7 @@ class Command(BaseCommand):
             "Use --in-process to run without one."
         )
 
-    def _print_readable(self, payload: dict[str, Any]) -> None:
+    def _print_readable(self, payload: QuestionPayload) -> None:
         self.stdout.write(payload["answer"] or "(no answer)")
         self.stdout.write("")
         if payload["verification_status"] == Question.Verification.UNAVAILABLE:
@@ -94,7 +95,7 @@ class Command(BaseCommand):
         self.stdout.write(f"timings_ms: {payload['timings_ms']}")
 
 
-def _citation_label(pmid: str, verdict: dict[str, Any]) -> str:
+def _citation_label(pmid: str, verdict: CitationVerdictPayload) -> str:
     """`pmid=LABEL`; an UNCLEAR one also names the label the model leans to, as the answer page does."""
     leaning = verdict.get("leaning") if verdict["label"] == "UNCLEAR" else None
     return f"{pmid}={verdict['label']}" + (f" leaning {leaning}" if leaning else "")
