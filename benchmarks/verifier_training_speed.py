@@ -24,7 +24,7 @@ from transformers import AutoModelForSequenceClassification
 
 from indexer.packaged_models import PACKAGED, resolve_model_path
 from indexer.training_resume import optimizer_and_schedule
-from verifier.training import PRECISIONS, autocast
+from verifier.precision import PRECISIONS, autocast
 
 
 def freeze_lower_layers(model: torch.nn.Module, layers: int) -> None:

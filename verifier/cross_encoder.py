@@ -8,6 +8,7 @@ DeBERTa-v3-large (`MilosKosRad/TextualEntailment_DeBERTa_preprocessedSciFACT`) s
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,9 @@ from transformers import (
 from verifier.base import Classification, ClassifierOptions
 from verifier.datasets import DatasetFormatError, normalise_label
 from verifier.decision import DecisionRule
+from verifier.precision import autocast, resolve_precision
+
+DEFAULT_MAX_LENGTH = 256  # tokens read per pair by a checkpoint that does not say what it was trained at
 
 
 def checkpoint_labels(id2label: dict[int, str], override: Sequence[str] | None) -> tuple[str, ...]:
@@ -50,9 +54,10 @@ class CrossEncoderVerifier:
         *,
         name: str,
         labels: Sequence[str] | None = None,
-        max_length: int = 256,
+        max_length: int = DEFAULT_MAX_LENGTH,
         batch_size: int = 32,
         rule: DecisionRule | None = None,
+        precision: str = "fp32",
     ) -> None:
         self.model_name = name
         self.tokenizer = tokenizer
@@ -60,6 +65,7 @@ class CrossEncoderVerifier:
         self.labels = checkpoint_labels({int(k): str(v) for k, v in (model.config.id2label or {}).items()}, labels)
         self.max_length = max_length
         self.batch_size = batch_size
+        self.precision = resolve_precision(precision)
         # A checkpoint without a stored rule (any hub model) keeps the plain argmax in its own label order.
         self.rule = rule if rule is not None and rule.labels == self.labels else DecisionRule(labels=self.labels)
         # One torch model serves the worker's threads; forward passes are serialised rather than interleaved.
@@ -67,10 +73,17 @@ class CrossEncoderVerifier:
 
     @classmethod
     def load(
-        cls, model: str | Path, *, labels: Sequence[str] | None = None, max_length: int = 256, batch_size: int = 32
+        cls,
+        model: str | Path,
+        *,
+        labels: Sequence[str] | None = None,
+        max_length: int | None = None,
+        batch_size: int = 32,
+        precision: str = "fp32",
     ) -> CrossEncoderVerifier:
         """A checkpoint by local path or hub id, with the decision rule stored beside it (`decision.json`) if any;
-        weights stored in fp16 are run in fp32 (faster on CPU)."""
+        weights stored in fp16 are run in fp32 (faster on CPU), or under bf16 autocast. `max_length` None reads as
+        many tokens as the checkpoint was trained on (its `training.json`), else 256."""
         name = str(model)
         loaded = AutoModelForSequenceClassification.from_pretrained(name, dtype=torch.float32)
         loaded.eval()
@@ -79,14 +92,17 @@ class CrossEncoderVerifier:
             loaded,
             name=name,
             labels=labels,
-            max_length=max_length,
+            max_length=max_length or trained_max_length(name) or DEFAULT_MAX_LENGTH,
             batch_size=batch_size,
             rule=DecisionRule.load(name) if Path(name).is_dir() else None,
+            precision=precision,
         )
 
     @classmethod
     def from_options(cls, options: ClassifierOptions) -> CrossEncoderVerifier:
-        return cls.load(options.model, labels=options.labels or None, max_length=options.max_length)
+        return cls.load(
+            options.model, labels=options.labels or None, max_length=options.max_length, precision=options.precision
+        )
 
     @property
     def model_id(self) -> str:
@@ -106,13 +122,14 @@ class CrossEncoderVerifier:
     def pair_features(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """The first token's last hidden state plus the label probabilities per pair: EarlyFusion's input."""
         rows: list[np.ndarray] = []
-        with self._lock, torch.inference_mode():
+        with self._lock, torch.inference_mode(), autocast(self.precision):
             for start in range(0, len(pairs), self.batch_size):
                 batch = pairs[start : start + self.batch_size]
                 encoded = self._encode(batch)
                 output = self.model(**encoded, output_hidden_states=True)
                 pooled = output.hidden_states[-1][:, 0]
-                rows.append(torch.cat([pooled, torch.softmax(output.logits.float(), dim=-1)], dim=1).numpy())
+                probabilities = torch.softmax(output.logits.float(), dim=-1)
+                rows.append(torch.cat([pooled.float(), probabilities], dim=1).numpy())
         return np.concatenate(rows).astype(np.float32) if rows else np.zeros((0, 0), dtype=np.float32)
 
     def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
@@ -120,7 +137,7 @@ class CrossEncoderVerifier:
         pad little."""
         order = sorted(range(len(pairs)), key=lambda index: len(pairs[index][0]) + len(pairs[index][1]))
         result = np.zeros((len(pairs), len(self.labels)), dtype=np.float64)
-        with self._lock, torch.inference_mode():
+        with self._lock, torch.inference_mode(), autocast(self.precision):
             for start in range(0, len(order), self.batch_size):
                 batch = order[start : start + self.batch_size]
                 encoded = self._encode([pairs[index] for index in batch])
@@ -130,6 +147,15 @@ class CrossEncoderVerifier:
     def classify(self, pairs: Sequence[tuple[str, str]]) -> list[Classification]:
         """Labels for (claim, passage) pairs, in order, through the checkpoint's decision rule."""
         return classifications(self.rule, self.logits(pairs))
+
+
+def trained_max_length(folder: str) -> int | None:
+    """The max_length a checkpoint of ours was trained with (`training.json`); None for any other."""
+    summary = Path(folder) / "training.json"
+    if not summary.is_file():
+        return None
+    length = json.loads(summary.read_text()).get("config", {}).get("max_length")
+    return int(length) if length else None
 
 
 def classifications(rule: DecisionRule, logits: np.ndarray) -> list[Classification]:

@@ -170,17 +170,19 @@ def evaluate_verification(
     serve_judge: str | None,
     model_cache: Path,
     write: Write,
+    precision: str = "fp32",
 ) -> dict[str, Any]:
-    """The checkpoint `model` and its peers on the pairs of `claims`; the LLM judge on `judge_pairs` of them (0: none)
-    through `judge_endpoint`, or through the packaged model `serve_judge` served with llama.cpp for the run."""
+    """The checkpoint `model` and its peers (each read at `precision`, at the length it was trained at) on the pairs
+    of `claims`; the LLM judge on `judge_pairs` of them (0: none) through `judge_endpoint`, or through the packaged
+    model `serve_judge` served with llama.cpp for the run."""
     from verifier.cross_encoder import CrossEncoderVerifier  # torch: loaded only when a run needs it
 
     pairs = read_evaluation_pairs(claims, corpus, data_format)
-    classifier = CrossEncoderVerifier.load(model, labels=labels)
+    classifier = CrossEncoderVerifier.load(model, labels=labels, precision=precision)
     peers = [
         Peer(
             name=Path(folder).name,
-            classifier=CrossEncoderVerifier.load(folder),
+            classifier=CrossEncoderVerifier.load(folder, precision=precision),
             whole_abstract=reads_whole_abstract(folder),
         )
         for folder in peer_folders

@@ -10,7 +10,6 @@ evidence.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import math
@@ -30,6 +29,7 @@ from verifier.cross_encoder import CrossEncoderVerifier
 from verifier.datasets import LABELS, ClaimDocumentPair
 from verifier.metrics import score_classifier
 from verifier.pairs import verifier_passage
+from verifier.precision import autocast
 from verifier.vectors import SentenceVectors
 from verifier.verdicts import NO_EVIDENCE
 
@@ -118,19 +118,7 @@ class TrainingConfig:
     extra_data: list[str] = field(default_factory=list)  # bioasq, pubmedqa (see verifier.extra_training)
     counterfactual_fraction: float = 0.0  # share of SUPPORT pairs that also give an edited CONTRADICT one
     resume_every: int = 100  # steps between resumable checkpoints
-    precision: str = "fp32"  # or "bf16": autocast on CPUs with AVX512-BF16 (see benchmarks/verifier_training_speed.py)
-
-
-PRECISIONS = ("fp32", "bf16")
-
-
-def autocast(precision: str) -> contextlib.AbstractContextManager[object]:
-    """bf16 autocast for the forward pass (matrix products in bf16, losses and norms in fp32), or nothing."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"unknown precision {precision!r} ({', '.join(PRECISIONS)})")
-    if precision == "bf16":
-        return torch.autocast("cpu", dtype=torch.bfloat16)
-    return contextlib.nullcontext()
+    precision: str = "fp32"  # or "bf16" (autocast) or "auto": see verifier.precision
 
 
 def _class_weights(labels: Sequence[str]) -> torch.Tensor:
@@ -209,9 +197,10 @@ def train_verifier(
     def evaluate(epoch: int, seen_steps: int) -> None:
         nonlocal best_score
         model.eval()
-        verifier = CrossEncoderVerifier(tokenizer, model, name=output.name, max_length=config.max_length)
-        with autocast(config.precision):
-            scores = {name: evaluate_examples(verifier, examples) for name, examples in dev.items()}
+        verifier = CrossEncoderVerifier(
+            tokenizer, model, name=output.name, max_length=config.max_length, precision=config.precision
+        )
+        scores = {name: evaluate_examples(verifier, examples) for name, examples in dev.items()}
         mean_f1 = float(np.mean([float(score["macro_f1"]) for score in scores.values()]))  # type: ignore[arg-type]
         seen = min(seen_steps * batch_size, len(train) * config.epochs)
         history.append({"epoch": epoch, "examples_seen": seen, "mean_macro_f1": round(mean_f1, 4), "dev": scores})

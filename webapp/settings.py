@@ -296,9 +296,3 @@ CELERY_BEAT_SCHEDULE = {
 # --- VeriMed ------------------------------------------------------------------------------------------------
 # Every VERIMED_* setting is read from the tree: settings.VERIMED.<group>.<field> (what each one means:
 # docs/configuration.md). A test overrides values with settings.VERIMED = settings.VERIMED.replace(VERIMED_X=...).
-#
-# Kept flat only for webapp/ops/management/commands/train_verifier.py, which reads these three names and is held by
-# the verifier-training work in progress; remove them when it reads settings.VERIMED.
-VERIMED_DATA_DIR = VERIMED.paths.data_dir
-VERIMED_TORCH_THREADS = VERIMED.engines.torch_threads
-VERIMED_VERIFIER_MODEL = Path(VERIMED.verification.verifier_model)

@@ -69,6 +69,7 @@ def test_a_short_real_run_saves_an_fp16_checkpoint_that_loads(tmp_path: Path) ->
     assert saved["train_examples"] == 18
     assert saved["config"]["max_length"] == 48
     loaded = CrossEncoderVerifier.load(output)
+    assert loaded.max_length == 48  # it reads what it was trained on
     assert loaded.labels == ("SUPPORT", "CONTRADICT", "NO_EVIDENCE")
     assert len(loaded.classify([(texts[0][0], texts[0][1])])) == 1
 
@@ -172,7 +173,7 @@ def test_an_early_gate_stops_with_its_curve_and_the_same_run_goes_on_to_the_end(
 
 def test_bf16_autocast_trains_a_checkpoint_that_loads_and_an_unknown_precision_is_refused(tmp_path: Path) -> None:
     from indexer.packaged_models import MINILM, resolve_model_path
-    from verifier.training import autocast
+    from verifier.precision import autocast
 
     train, dev = toy_examples(4)
     config = TrainingConfig(

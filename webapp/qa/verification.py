@@ -46,6 +46,7 @@ def answer_verifier(pipeline: PipelineSettings) -> AnswerVerifier:
             model=options.verifier_model,
             labels=tuple(options.verifier_labels),
             max_length=options.max_length,
+            precision=options.verifier_precision,
             llm=llm_settings_for(pipeline),
         )
     )

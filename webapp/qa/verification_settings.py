@@ -46,7 +46,18 @@ class VerificationSettings(BaseModel, frozen=True):
         "`evidence` (title + top 3 sentences) or `abstract` (title + whole abstract)",
     )
     evidence_sentences: int = Field(3, ge=1, le=10, description="Evidence sentences the verifier reads per citation.")
-    max_length: int = Field(256, ge=32, le=4096, description="Tokens the cross-encoder reads per pair.")
+    max_length: int | None = Field(
+        None,
+        ge=32,
+        le=4096,
+        description="Tokens the cross-encoder reads per pair; empty: the length its checkpoint was trained at",
+    )
+    verifier_precision: Literal["fp32", "bf16", "auto"] = site_setting(
+        "fp32",
+        "VERIMED_VERIFIER_PRECISION",
+        "the cross-encoder's arithmetic: `fp32`, `bf16` (autocast: 3.8x the pairs a second for mpnet on an "
+        "AVX512-BF16 CPU; emulated, and not measured, on others) or `auto` (bf16 where the CPU has AVX512-BF16 or AMX)",
+    )
     evidence_model: str = site_setting(
         str(_MODELS / "verimed-evidence-late-fusion"),
         "VERIMED_EVIDENCE_MODEL",

@@ -260,6 +260,7 @@ class Command(BaseCommand):
                 serve_judge=options["serve_judge"],
                 model_cache=settings.VERIMED.paths.model_cache,
                 write=self.stdout.write,
+                precision=settings.VERIMED.verification.verifier_precision,
             )
         except DatasetFormatError as exc:
             raise CommandError(str(exc)) from exc

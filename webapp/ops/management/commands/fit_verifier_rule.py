@@ -46,7 +46,10 @@ class Command(BaseCommand):
             whole_abstract=options["whole_abstract"],
         )
         dev = dev_logits(
-            CrossEncoderVerifier.load(folder), reading, settings.VERIMED.paths.data_dir, write=self.stdout.write
+            CrossEncoderVerifier.load(folder, precision=settings.VERIMED.verification.verifier_precision),
+            reading,
+            settings.VERIMED.paths.data_dir,
+            write=self.stdout.write,
         )
         rule = fit_decision_rule(
             dev, target_precision=options["target_precision"], min_coverage=options["min_coverage"]

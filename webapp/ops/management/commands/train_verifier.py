@@ -20,7 +20,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from indexer.packaged_models import PACKAGED, resolve_model_path
 from verifier.datasets import DEV_SPLITS, TRAIN_SPLITS
-from verifier.training import PRECISIONS, TrainingConfig
+from verifier.precision import CHOICES
+from verifier.training import TrainingConfig
 from verifier.training_run import EXTRA_SOURCES, run_verifier_training
 from webapp.corpus import engines
 
@@ -32,7 +33,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--backbone", default="minilm", help=f"{' or '.join(PACKAGED)} (packaged) or a HF model path or id"
         )
-        parser.add_argument("--output", type=Path, default=settings.VERIMED_VERIFIER_MODEL)
+        parser.add_argument("--output", type=Path, default=Path(settings.VERIMED.verification.verifier_model))
         parser.add_argument("--input", dest="input_mode", choices=("evidence", "abstract"), default="evidence")
         parser.add_argument("--evidence-sentences", type=int, default=3)
         parser.add_argument("--epochs", type=int, default=3)
@@ -45,7 +46,7 @@ class Command(BaseCommand):
             default=0.35,
             help="Share of rationale pairs that also give a NO_EVIDENCE one.",
         )
-        parser.add_argument("--precision", choices=PRECISIONS, default="fp32", help="bf16: autocast (AVX512-BF16)")
+        parser.add_argument("--precision", choices=CHOICES, default="fp32", help="bf16: autocast (AVX512-BF16)")
         parser.add_argument("--eval-every", type=int, default=0, help="Steps between dev evaluations (a curve).")
         parser.add_argument(
             "--stop-after", type=int, default=0, help="Stop after this many examples (an early gate); resumable."
@@ -65,7 +66,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        data_root: Path = settings.VERIMED_DATA_DIR
+        data_root: Path = settings.VERIMED.paths.data_dir
         if not data_root.is_dir():
             raise CommandError(f"data directory {data_root} not found (set VERIMED_DATA_DIR)")
         input_mode = options["input_mode"]
@@ -82,7 +83,7 @@ class Command(BaseCommand):
             learning_rate=options["learning_rate"],
             batch_size=options["batch_size"],
             max_length=options["max_length"] or (192 if input_mode == "evidence" else 256),
-            threads=settings.VERIMED_TORCH_THREADS,
+            threads=settings.VERIMED.engines.torch_threads,
             train_splits=[split.name for split in TRAIN_SPLITS],
             dev_splits=[split.name for split in DEV_SPLITS],
             extra_data=extra,
