@@ -57,7 +57,7 @@ def test_the_pipeline_names_three_registered_stages_each_routed_to_a_queue() -> 
     from django.conf import settings
 
     from webapp.celery import app as celery_app
-    from webapp.qa.services import question_pipeline
+    from webapp.qa.services.publishing import question_pipeline
 
     stages = question_pipeline(7).tasks
     names = [stage.task for stage in stages]
