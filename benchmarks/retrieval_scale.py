@@ -54,7 +54,6 @@ from indexer.embedder import SentenceTransformerEmbedder
 from indexer.hybrid import HybridSettings, hybrid_search
 from indexer.pubmed_xml import read_pubmed_xml
 from indexer.qdrant_edge_index import QdrantEdgeIndex
-from indexer.qdrant_points import VECTOR_NAME
 from indexer.records import ArticleRecord, ReadStats
 from indexer.tantivy_index import TantivyIndex
 
@@ -445,31 +444,13 @@ def summarise(values: list[float]) -> dict[str, float]:
 def shard_query(
     index: QdrantEdgeIndex, vector: Vectors, limit: int, filters: SearchFilters, *, exact: bool, hnsw_ef: int = 128
 ) -> list[tuple[str, float]]:
-    """(pmid, score) straight from the shard, on the full float vectors (int8 copies ignored).
+    """(pmid, score) on the full float vectors (int8 copies ignored), through the adapter's own query.
 
     exact=True is brute force, the truth the product's HNSW + int8 search is checked against; exact=False is HNSW
-    without quantisation, which tells the graph's share of any recall loss from the int8 share. The adapter offers
-    neither, so the check reaches its shard and filter conversion directly (a benchmark-only shortcut). One chunk per
+    without quantisation, which tells the graph's share of any recall loss from the int8 share. One chunk per
     abstract here, so points are articles and no per-PMID aggregation is needed.
     """
-    from qdrant_edge import QuantizationSearchParams, Query, QueryRequest, SearchParams
-
-    from indexer.qdrant_edge_index import _edge_filter
-    from indexer.qdrant_points import filter_conditions
-
-    conditions = filter_conditions(filters)
-    request = QueryRequest(
-        limit=limit,
-        query=Query.Nearest(vector.tolist(), using=VECTOR_NAME),
-        filter=_edge_filter(conditions) if conditions else None,
-        with_payload=["pmid"],
-        params=SearchParams(
-            hnsw_ef=None if exact else max(hnsw_ef, limit),
-            exact=exact,
-            quantization=QuantizationSearchParams(ignore=True),
-        ),
-    )
-    return [(str(point.payload["pmid"]), float(point.score)) for point in index._open().query(request) if point.payload]
+    return index.nearest_points(vector, limit=limit, filters=filters, quantized=False, exact=exact, hnsw_ef=hnsw_ef)
 
 
 def recall_check(engines: Engines, queries: Sequence[str]) -> dict[str, Any]:

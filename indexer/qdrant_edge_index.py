@@ -196,31 +196,45 @@ class QdrantEdgeIndex:
         shard.flush()
 
     def search(self, vector: Vectors, *, limit: int, filters: SearchFilters = NO_FILTERS) -> list[Hit]:
+        # Several chunks of one article may crowd the nearest points: fetch enough chunks for `limit` articles.
+        points = self.nearest_points(vector, limit=limit * self.chunks_per_article, filters=filters)
+        return best_per_pmid((Hit(pmid=pmid, score=score) for pmid, score in points), limit=limit)
+
+    def nearest_points(
+        self,
+        vector: Vectors,
+        *,
+        limit: int,
+        filters: SearchFilters = NO_FILTERS,
+        quantized: bool = True,
+        exact: bool = False,
+        hnsw_ef: int | None = None,
+    ) -> list[tuple[str, float]]:
+        """(pmid, score) of the `limit` nearest points, a chunk each. The product's search is quantised: oversampled
+        int8 candidates rescored on the full vectors (quantised speed, exact final scores). `quantized=False` reads
+        the full vectors only and `exact=True` walks every point: what a recall check compares the product with."""
         from qdrant_edge import QuantizationSearchParams, Query, QueryRequest, SearchParams
 
-        shard = self._open()
         conditions = filter_conditions(filters)
-        # Several chunks of one article may crowd the nearest points: fetch enough chunks for `limit` articles.
-        fetch = limit * self.chunks_per_article
-        # Oversampled int8 candidates rescored on the full vectors: quantised speed, exact final scores.
-        params = SearchParams(
-            hnsw_ef=max(self.hnsw_ef, fetch),
-            quantization=QuantizationSearchParams(rescore=True, oversampling=self.oversampling),
+        quantization = (
+            QuantizationSearchParams(rescore=True, oversampling=self.oversampling)
+            if quantized
+            else QuantizationSearchParams(ignore=True)
         )
         request = QueryRequest(
-            limit=fetch,
+            limit=limit,
             query=Query.Nearest(vector.tolist(), using=VECTOR_NAME),
             # Inside the query, so the engine walks only admitted points and still finds `limit` of them.
             filter=_edge_filter(conditions) if conditions else None,
             with_payload=["pmid"],
-            params=params,
+            params=SearchParams(
+                hnsw_ef=None if exact else max(hnsw_ef or self.hnsw_ef, limit), exact=exact, quantization=quantization
+            ),
         )
-        hits = (
-            Hit(pmid=str(point.payload["pmid"]), score=float(point.score))
-            for point in shard.query(request)
-            if point.payload  # every point is written with its pmid; guard against a foreign point
-        )
-        return best_per_pmid(hits, limit=limit)
+        # Every point is written with its pmid; the guard skips a foreign point.
+        return [
+            (str(point.payload["pmid"]), float(point.score)) for point in self._open().query(request) if point.payload
+        ]
 
     def count(self) -> int:
         from qdrant_edge import CountRequest
