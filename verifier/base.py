@@ -62,7 +62,7 @@ class ClassifierOptions:
     kind: str
     model: str = ""  # cross-encoder: the checkpoint, by path or hub id
     labels: tuple[str, ...] = ()  # cross-encoder: its output order, when its config names labels generically
-    max_length: int | None = None  # cross-encoder: tokens read per pair; None: the length it was trained at
+    max_length: int = 256  # cross-encoder: tokens read per pair
     precision: str = "fp32"  # cross-encoder: fp32, bf16, or auto (bf16 where the CPU has AVX512-BF16)
     llm: LLMSettings | None = None  # llm-judge: the model that judges
 

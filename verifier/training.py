@@ -276,8 +276,9 @@ def train_verifier(
         "history": history,
         "best_epoch": max(history, key=lambda entry: float(entry["mean_macro_f1"]))["epoch"],  # type: ignore[arg-type]
         "best_examples_seen": max(history, key=lambda entry: float(entry["mean_macro_f1"]))["examples_seen"],  # type: ignore[arg-type]
+        # This process's own time: a resumed run's earlier processes are not counted.
         "training_seconds": round(time.perf_counter() - started),
-        "seconds_per_step": round(step_seconds / max(1, steps_this_run), 3),
+        "seconds_per_step": round(step_seconds / steps_this_run, 3) if steps_this_run else None,
     }
     (output / "training.json").write_text(json.dumps(summary, indent=2))
     return summary

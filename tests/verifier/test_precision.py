@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 import torch
 
-from verifier.cross_encoder import trained_max_length
 from verifier.precision import autocast, cpu_has_native_bf16, resolve_precision
 
 
@@ -44,9 +42,3 @@ def test_bf16_autocast_runs_matrix_products_in_bf16_and_fp32_leaves_them_alone()
         assert (a @ b).dtype == torch.bfloat16
     with autocast("fp32"):
         assert (a @ b).dtype == torch.float32
-
-
-def test_a_checkpoint_reads_as_many_tokens_as_it_was_trained_on(tmp_path: Path) -> None:
-    (tmp_path / "training.json").write_text(json.dumps({"config": {"max_length": 128}}))
-    assert trained_max_length(str(tmp_path)) == 128
-    assert trained_max_length(str(tmp_path / "elsewhere")) is None  # a foreign checkpoint: the caller's default

@@ -69,7 +69,6 @@ def test_a_short_real_run_saves_an_fp16_checkpoint_that_loads(tmp_path: Path) ->
     assert saved["train_examples"] == 18
     assert saved["config"]["max_length"] == 48
     loaded = CrossEncoderVerifier.load(output)
-    assert loaded.max_length == 48  # it reads what it was trained on
     assert loaded.labels == ("SUPPORT", "CONTRADICT", "NO_EVIDENCE")
     assert len(loaded.classify([(texts[0][0], texts[0][1])])) == 1
 

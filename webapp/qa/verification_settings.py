@@ -46,12 +46,7 @@ class VerificationSettings(BaseModel, frozen=True):
         "`evidence` (title + top 3 sentences) or `abstract` (title + whole abstract)",
     )
     evidence_sentences: int = Field(3, ge=1, le=10, description="Evidence sentences the verifier reads per citation.")
-    max_length: int | None = Field(
-        None,
-        ge=32,
-        le=4096,
-        description="Tokens the cross-encoder reads per pair; empty: the length its checkpoint was trained at",
-    )
+    max_length: int = Field(256, ge=32, le=4096, description="Tokens the cross-encoder reads per pair.")
     verifier_precision: Literal["fp32", "bf16", "auto"] = site_setting(
         "fp32",
         "VERIMED_VERIFIER_PRECISION",
