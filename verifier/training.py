@@ -144,13 +144,15 @@ def train_verifier(
     on_progress: Callable[[str], None] = logger.info,
     stop_after_examples: int = 0,
     eval_every: int = 0,
+    record: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
     """Fine-tune, keep the evaluation with the best mean macro-F1 over the dev sets, save it in fp16 safetensors.
 
     `stop_after_examples` ends the run early (an early gate) with its resume point kept: the schedule is the whole
     run's, so running again with a larger number (or none) goes on as if it had never stopped. `eval_every` steps the
     dev sets are scored inside an epoch too (the learning curve; 0: at each epoch's end only). Neither is part of the
-    run's identity: a resumed run may change both."""
+    run's identity: a resumed run may change both. `record` goes into training.json as it is (what the extra
+    training files gave: `verifier.reviewed_flags.extra_report`)."""
     torch.manual_seed(config.seed)
     torch.set_num_threads(config.threads)
     rng = random.Random(config.seed)
@@ -279,6 +281,7 @@ def train_verifier(
         # This process's own time: a resumed run's earlier processes are not counted.
         "training_seconds": round(time.perf_counter() - started),
         "seconds_per_step": round(step_seconds / steps_this_run, 3) if steps_this_run else None,
+        **(record or {}),
     }
     (output / "training.json").write_text(json.dumps(summary, indent=2))
     return summary

@@ -10,10 +10,11 @@ from pathlib import Path
 from indexer.base import Embedder
 from verifier.datasets import DEV_SPLITS, ClaimDocumentPair, read_split, read_training_pairs
 from verifier.extra_training import bioasq_pairs, counterfactual_pairs, dev_question_ids, label_counts, pubmedqa_pairs
+from verifier.reviewed_flags import ExtraFileCount, extra_report, held_out, read_reviewed_file, select_reviewed
 from verifier.training import TrainingConfig, build_examples, gold_free_examples, train_verifier
 from verifier.vectors import SentenceVectors
 
-EXTRA_SOURCES = ("bioasq", "pubmedqa")
+EXTRA_SOURCES = ("bioasq", "pubmedqa")  # any other entry of `TrainingConfig.extra_data` is an export_flags file
 
 
 def extra_pairs(data_root: Path, names: Sequence[str]) -> list[ClaimDocumentPair]:
@@ -26,6 +27,17 @@ def extra_pairs(data_root: Path, names: Sequence[str]) -> list[ClaimDocumentPair
         else:
             raise ValueError(f"unknown extra training source {name!r} ({', '.join(EXTRA_SOURCES)})")
     return pairs
+
+
+def reviewed_pairs(
+    data_root: Path, files: Sequence[Path], *, training: Sequence[ClaimDocumentPair]
+) -> tuple[list[ClaimDocumentPair], list[ExtraFileCount]]:
+    """The reviewers' labelled flags in `files` (`export_flags --output`) less dev claims, dev and benchmark
+    questions and duplicates (of `training` or of one another), with how many each file gave and lost, and why."""
+    if not files:
+        return [], []
+    read = [(path.name, read_reviewed_file(path)) for path in files]
+    return select_reviewed(read, holdout=held_out(data_root), training=training)
 
 
 def run_verifier_training(
@@ -41,7 +53,12 @@ def run_verifier_training(
     """`limit` keeps that many training pairs of the shared splits (a quick smoke run); `embedder` picks the evidence
     sentences for the evidence input mode."""
     train_pairs = read_training_pairs(data_root, limit=limit)
-    train_pairs += extra_pairs(data_root, config.extra_data)
+    train_pairs += extra_pairs(data_root, [name for name in config.extra_data if name in EXTRA_SOURCES])
+    files = [Path(name) for name in config.extra_data if name not in EXTRA_SOURCES]
+    reviewed, counts = reviewed_pairs(data_root, files, training=train_pairs)
+    for count in counts:
+        write(count.summary())
+    train_pairs += reviewed
     made = counterfactual_pairs(train_pairs, fraction=config.counterfactual_fraction, seed=config.seed)
     write(f"{len(train_pairs):,} training pairs {label_counts(train_pairs)}; {len(made):,} counterfactual")
     train_pairs += made
@@ -66,5 +83,11 @@ def run_verifier_training(
     dev = {name: gold_free_examples(pairs, choose) for name, pairs in dev_pairs.items()}
     write(f"training on {len(train):,} examples; dev: " + ", ".join(f"{n} {len(e)}" for n, e in dev.items()))
     return train_verifier(
-        config, train, dev, on_progress=write, stop_after_examples=stop_after_examples, eval_every=eval_every
+        config,
+        train,
+        dev,
+        on_progress=write,
+        stop_after_examples=stop_after_examples,
+        eval_every=eval_every,
+        record=extra_report(counts),
     )

@@ -109,6 +109,7 @@ EXPECTED: Final[dict[str, list[Case]]] = {
     "review/flags/<int:flag_id>/": [REVIEWER_PAGE, _post(LOGIN, 403, 400, 400)],
     "review/export/claims.jsonl": [REVIEWER_PAGE],
     "review/export/corpus.jsonl": [REVIEWER_PAGE],
+    "review/export/flags.jsonl": [REVIEWER_PAGE],
     # Index pages: admins only.
     "index/": [ADMIN_PAGE],
     "index/jobs/new": [ADMIN_PAGE, _post(LOGIN, 403, 403, 200)],

@@ -1,5 +1,7 @@
-"""Closed, labelled flags as verifier training data, in the SciFact format `verifier.datasets.read_scifact_pairs`
-reads: a claims file (one line per flag and cited abstract) and the corpus of the abstracts those lines cite."""
+"""Closed, labelled flags as verifier training data: one self-contained file that `train_verifier --extra FILE`
+reads (`verifier.reviewed_flags`: claim, abstract, the reviewer's label and the flag's ids on each line), and the same
+lines in the SciFact format `verifier.datasets.read_scifact_pairs` reads: a claims file (one line per flag and cited
+abstract) and the corpus of the abstracts those lines cite."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any
 from django.db.models import Prefetch
 
 from indexer.sentences import sentence_texts
+from verifier.reviewed_flags import reviewed_row
 from verifier.verdicts import CONTRADICT, SUPPORT
 from webapp.corpus.models import Article
 from webapp.qa.models import AnswerSentence, CitationVerdict
@@ -22,6 +25,7 @@ from webapp.review.models import Flag
 class TrainingExport:
     claims: tuple[dict[str, Any], ...]
     corpus: tuple[dict[str, Any], ...]
+    rows: tuple[dict[str, Any], ...]  # the `train_verifier --extra` file: one line per claims line, self-contained
 
 
 def _exportable_flags() -> list[Flag]:
@@ -30,7 +34,7 @@ def _exportable_flags() -> list[Flag]:
         Flag.objects.exclude(status=Flag.Status.OPEN)
         # Only a reviewer's own label is a training label: never the verifier's (an UNCLEAR verdict is no label).
         .filter(reviewer_label__in=Flag.Label.values)
-        .select_related("sentence", "claim")
+        .select_related("sentence", "claim", "question")
         .prefetch_related(citations)
         .order_by("pk")
     )
@@ -55,6 +59,7 @@ def flag_training_export() -> TrainingExport:
     wanted = {pmid for flag in flags for pmid in _pmids(flag, flag.sentence)}
     articles = Article.objects.in_bulk(sorted(wanted), field_name="pmid")
     claims: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
     used: dict[str, Article] = {}
     for flag in flags:
         evidence_of = {citation.pmid: citation.evidence_sentences for citation in flag.sentence.citations.all()}
@@ -64,8 +69,8 @@ def flag_training_export() -> TrainingExport:
                 continue  # a cited PMID that is not in the corpus has no abstract to train on
             used.setdefault(pmid, article)
             evidence: dict[str, list[dict[str, Any]]] = {}
+            sentences = sorted({int(index) for index in evidence_of.get(pmid, [])})
             if flag.reviewer_label in (SUPPORT, CONTRADICT):
-                sentences = sorted({int(index) for index in evidence_of.get(pmid, [])})
                 evidence[pmid] = [{"label": flag.reviewer_label, "sentences": sentences}]
             claims.append(
                 {
@@ -75,19 +80,37 @@ def flag_training_export() -> TrainingExport:
                     "evidence": evidence,
                 }
             )
+            rows.append(
+                reviewed_row(
+                    flag_id=flag.pk,
+                    question_id=flag.question_id,
+                    question=flag.question.text,
+                    sentence_position=flag.sentence.position,
+                    claim=_flagged_text(flag),
+                    doc_id=pmid,
+                    title=article.title,
+                    sentences=sentence_texts(article.abstract),
+                    label=flag.reviewer_label,
+                    evidence_sentences=sentences,
+                )
+            )
     corpus = tuple(
         {"doc_id": pmid, "title": article.title, "abstract": sentence_texts(article.abstract)}
         for pmid, article in used.items()
     )
-    return TrainingExport(claims=tuple(claims), corpus=corpus)
+    return TrainingExport(claims=tuple(claims), corpus=corpus, rows=tuple(rows))
 
 
 def json_lines(records: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
 
 
-def flag_export_write(*, claims_path: Path, corpus_path: Path) -> TrainingExport:
+def flag_export_write(
+    *, output_path: Path | None = None, claims_path: Path | None = None, corpus_path: Path | None = None
+) -> TrainingExport:
+    """Writes the files given: the `train_verifier --extra` file (`output_path`) and/or the SciFact pair."""
     export = flag_training_export()
-    claims_path.write_text(json_lines(export.claims), encoding="utf-8")
-    corpus_path.write_text(json_lines(export.corpus), encoding="utf-8")
+    for path, records in ((output_path, export.rows), (claims_path, export.claims), (corpus_path, export.corpus)):
+        if path is not None:
+            path.write_text(json_lines(records), encoding="utf-8")
     return export

@@ -12,4 +12,5 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("flags/<int:flag_id>/", views.flag_page, name="review-flag"),
     path("export/claims.jsonl", views.export_claims, name="review-export-claims"),
     path("export/corpus.jsonl", views.export_corpus, name="review-export-corpus"),
+    path("export/flags.jsonl", views.export_training_rows, name="review-export-flags"),
 ]

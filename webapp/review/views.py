@@ -130,3 +130,9 @@ def export_claims(request: HttpRequest) -> HttpResponse:
 @role_required(REVIEWER)
 def export_corpus(request: HttpRequest) -> HttpResponse:
     return _jsonl_response(exports.json_lines(exports.flag_training_export().corpus), "corpus.jsonl")
+
+
+@require_GET
+@role_required(REVIEWER)
+def export_training_rows(request: HttpRequest) -> HttpResponse:
+    return _jsonl_response(exports.json_lines(exports.flag_training_export().rows), "flags.jsonl")

@@ -3,6 +3,7 @@
     manage.py train_verifier                      # MiniLM, evidence input, 3 epochs: the committed weights
     manage.py train_verifier --input abstract --output var/models/verifier-abstract
     manage.py train_verifier --backbone mpnet --max-length 128 --precision bf16 --eval-every 100 --stop-after 3200
+    manage.py train_verifier --extra bioasq,pubmedqa --extra flags.jsonl   # plus reviewers' flags (export_flags)
 
 A run keeps a resume point in its output folder every few steps: the same command again goes on where a killed or
 gated (`--stop-after`) run stopped.
@@ -19,11 +20,14 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from indexer.packaged_models import PACKAGED, resolve_model_path
-from verifier.datasets import DEV_SPLITS, TRAIN_SPLITS
+from verifier.datasets import DEV_SPLITS, TRAIN_SPLITS, DatasetFormatError
 from verifier.precision import CHOICES
+from verifier.reviewed_flags import read_reviewed_file
 from verifier.training import TrainingConfig
 from verifier.training_run import EXTRA_SOURCES, run_verifier_training
 from webapp.corpus import engines
+
+EXTRA_DEFAULT = ["bioasq,pubmedqa"]
 
 
 class Command(BaseCommand):
@@ -54,9 +58,11 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, help="Use only this many training pairs (a quick smoke run).")
         parser.add_argument(
             "--extra",
-            default="bioasq,pubmedqa",
-            help="Comma-separated extra sources: bioasq (yes/no questions with snippets, dev questions excluded), "
-            "pubmedqa (PQA-L yes/no outside the test ids); empty for none.",
+            action="append",
+            help="Extra sources, comma-separated or repeated (default bioasq,pubmedqa; giving any replaces it): "
+            "bioasq (yes/no questions with snippets, dev questions excluded), pubmedqa (PQA-L yes/no outside the "
+            "test ids), or a file of reviewers' flags from `export_flags --output` (dev claims, dev and benchmark "
+            "questions and duplicates dropped); empty for none.",
         )
         parser.add_argument(
             "--counterfactuals",
@@ -70,9 +76,19 @@ class Command(BaseCommand):
         if not data_root.is_dir():
             raise CommandError(f"data directory {data_root} not found (set VERIMED_DATA_DIR)")
         input_mode = options["input_mode"]
-        extra = [name.strip() for name in options["extra"].split(",") if name.strip()]
-        if unknown := [name for name in extra if name not in EXTRA_SOURCES]:
-            raise CommandError(f"unknown extra training source {unknown[0]!r} ({', '.join(EXTRA_SOURCES)})")
+        extra = [name.strip() for value in options["extra"] or EXTRA_DEFAULT for name in value.split(",")]
+        extra = [name for name in extra if name]
+        for name in extra:
+            if name in EXTRA_SOURCES:
+                continue
+            if not Path(name).is_file():
+                raise CommandError(
+                    f"unknown extra training source {name!r} ({', '.join(EXTRA_SOURCES)} or an export_flags file)"
+                )
+            try:  # a bad row stops the command here, before any model loads
+                read_reviewed_file(Path(name))
+            except DatasetFormatError as error:
+                raise CommandError(str(error)) from None
         config = TrainingConfig(
             backbone=resolve_model_path(options["backbone"]),
             output=str(options["output"]),
