@@ -6,8 +6,10 @@
   "use strict";
   const section = document.getElementById("deep-check");
   if (!section) return;
+  // Only the person who asked (and admins) get the start and stop forms; reviewers read the check and flag claims.
   const startForm = document.getElementById("deep-check-start");
   const startButton = document.getElementById("deep-check-button");
+  const rerunInput = document.getElementById("deep-check-rerun");
   const stopForm = document.getElementById("deep-check-stop");
   const statusEl = document.getElementById("deep-check-status");
   const progressEl = document.getElementById("deep-check-progress");
@@ -16,7 +18,7 @@
   const treeEl = document.getElementById("sentence-panel-deep-check");
   const canFlag = section.dataset.canFlag === "true";
   const reasons = canFlag ? JSON.parse(section.dataset.flagReasons || "[]") : [];
-  const csrf = startForm.querySelector("input[name=csrfmiddlewaretoken]").value;
+  const csrf = section.querySelector("input[name=csrfmiddlewaretoken]").value;
   const RUNNING = ["queued", "running"];
   const STAGE_TEXT = {
     extracting: "Splitting the cited sentences into claims (one model call)…",
@@ -58,6 +60,11 @@
 
   function statusText(check) {
     if (!check.status) return "";
+    if (check.status === "queued" && check.queue_position > 1) {
+      const ahead = check.queue_position - 1;
+      return "Deep check queued: " + ahead + (ahead === 1 ? " question or deep check" : " questions and deep checks") +
+        " ahead of it…";
+    }
     if (check.status === "queued") return "Deep check queued: waiting for a worker…";
     if (check.status === "running") return (STAGE_TEXT[check.stage] || "Starting…") + " " + check.progress + "%";
     if (check.status === "failed") return "The deep check failed: " + check.error;
@@ -205,10 +212,14 @@
     progressEl.hidden = !running;
     progressEl.value = check.progress || 0;
     progressEl.textContent = (check.progress || 0) + "%";
-    startForm.hidden = running;
-    startButton.disabled = running;
-    startButton.textContent = check.status ? "Run the deep check again" : "Deep check";
-    stopForm.hidden = !running;
+    if (startForm) {
+      startForm.hidden = running;
+      startButton.disabled = running;
+      startButton.textContent = check.status ? "Run the deep check again" : "Deep check";
+      // Once a check exists, the button runs it again: a plain start returns a finished check as it is.
+      rerunInput.value = check.status ? "1" : "";
+      stopForm.hidden = !running;
+    }
     renderSummary(check);
     fillTree();
   }
@@ -256,16 +267,18 @@
     poll();
   }
 
-  startForm.addEventListener("submit", (event) => {
-    event.preventDefault();
-    startButton.disabled = true;
-    post(startForm);
-  });
-  stopForm.addEventListener("submit", (event) => {
-    event.preventDefault();
-    stopForm.querySelector("button").disabled = true;
-    post(stopForm).finally(() => { stopForm.querySelector("button").disabled = false; });
-  });
+  if (startForm) {
+    startForm.addEventListener("submit", (event) => {
+      event.preventDefault();
+      startButton.disabled = true;
+      post(startForm).finally(() => { startButton.disabled = RUNNING.includes(data && data.status); });
+    });
+    stopForm.addEventListener("submit", (event) => {
+      event.preventDefault();
+      stopForm.querySelector("button").disabled = true;
+      post(stopForm).finally(() => { stopForm.querySelector("button").disabled = false; });
+    });
+  }
 
   // The question's own poll says when the answer is done: only then is there something to deep-check.
   document.addEventListener("verimed:rendered", (event) => {

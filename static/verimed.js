@@ -293,7 +293,9 @@
     if ((data.status === "queued" || data.status === "retrieving") && data.queue_position > 1) {
       const ahead = data.queue_position - 1;
       const waiting = data.status === "queued" ? "Queued: " : "Sources found; waiting for the model: ";
-      statusEl.textContent = waiting + ahead + (ahead === 1 ? " question" : " questions") + " ahead of yours…";
+      // Deep checks wait for the same model, so the place counts them too (webapp/qa/queue.py).
+      statusEl.textContent = waiting + ahead + (ahead === 1 ? " question or deep check" : " questions and deep checks") +
+        " ahead of yours…";
     }
     statusEl.classList.toggle("failed", data.status === "failed");
     if (data.sentences.length) {

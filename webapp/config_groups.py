@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 
 from generator.base import ServerKind
 from webapp.qa.verification_settings import comma_separated
@@ -110,11 +110,28 @@ class TasksConfig(_Group):
     time_limit: int = Field(
         960, ge=1, validation_alias="VERIMED_TASK_TIME_LIMIT", description="seconds before a Celery task is killed"
     )
+    deep_check_lost_minutes: int = Field(
+        30,
+        ge=1,
+        validation_alias="VERIMED_DEEP_CHECK_LOST_MINUTES",
+        description="minutes a deep check may stay queued or running without moving before it counts as lost (its "
+        "worker died): its page says so, it may be run again, and the queue no longer counts it; longer than "
+        "`VERIMED_TASK_TIME_LIMIT`",
+    )
     eager: Flag = Field(
         False,
         validation_alias="VERIMED_CELERY_EAGER",
         description="run tasks inside the calling process: for tests and `ask --in-process` only, never with workers",
     )
+
+    @field_validator("deep_check_lost_minutes")
+    @classmethod
+    def _longer_than_a_task_runs(cls, minutes: int, info: ValidationInfo) -> int:
+        # Shorter, a check still running within its time limit would be shown as lost and could be started twice.
+        limit = info.data.get("time_limit")
+        if isinstance(limit, int) and minutes * 60 <= limit:
+            raise ValueError(f"must be longer than VERIMED_TASK_TIME_LIMIT ({limit} s)")
+        return minutes
 
 
 class PubmedConfig(_Group):
@@ -271,12 +288,20 @@ class LimitsConfig(_Group):
         validation_alias="VERIMED_QUESTIONS_PER_HOUR",
         description="questions one person may ask in any hour (0: no limit); past it the page and the API answer 429",
     )
+    model_actions_per_hour: int = Field(
+        60,
+        ge=0,
+        validation_alias="VERIMED_MODEL_ACTIONS_PER_HOUR",
+        description="model work one person may start in any hour, each of these counting one: a question, a "
+        "follow-up's rewrite, a deep check (or a run again), a re-check on request (0: no limit); past it the pages "
+        "and the API answer 429",
+    )
     max_queued_questions: int = Field(
         100,
         ge=0,
         validation_alias="VERIMED_MAX_QUEUED_QUESTIONS",
-        description='questions queued or running at once before new ones are refused with "busy, try again" '
-        "(0: no limit)",
+        description="questions and deep checks queued or running at once before new model work (a question, a "
+        'follow-up\'s rewrite, a deep check, a re-check) is refused with "busy, try again" (0: no limit)',
     )
     upload_max_bytes: int = Field(
         200 * 1024 * 1024,

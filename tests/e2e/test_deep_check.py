@@ -1,5 +1,6 @@
-"""The deep check in the browser on the running stack: a reviewer runs it on an answer, watches its progress, reads the
-sentence's claims in the sentence panel with the evidence of the abstract they came from, and flags a claim.
+"""The deep check in the browser on the running stack: the person who asked runs it on their answer and watches its
+progress; a reviewer (who reads deep checks but does not run them) reads the sentence's claims in the sentence panel
+with the evidence of the abstract they came from, and flags a claim.
 
 The answer is written into a question as the generation stage would (as test_browser.py does: no LLM time for the
 answer) and verified by the stack's worker; the deep check's own single extraction call on the real packaged model
@@ -45,14 +46,16 @@ print(question.pk)
 INJECTED = ", ".join(f"#sentence-panel {tag}" for tag in ("img", "svg", "script", "iframe", "b"))
 
 
-def test_a_reviewer_deep_checks_an_answer_and_reads_and_flags_its_claims(stack: RunningStack, page: Page) -> None:
+def test_the_owner_deep_checks_an_answer_and_a_reviewer_reads_and_flags_its_claims(
+    stack: RunningStack, page: Page
+) -> None:
     made = stack.manage("shell", "-c", ANSWER_SCRIPT.format(answer=ANSWER, user=USERS["researcher"], pmid=HOSTILE_PMID))
     assert made.returncode == 0, made.stderr[-3000:]
     question_id = int(made.stdout.split()[-1])
     alerts: list[str] = []
     page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
 
-    sign_in(page, stack, "reviewer")
+    sign_in(page, stack, "researcher")
     page.goto(f"{stack.url}/questions/{question_id}/")
     expect(page.locator("#question-view")).to_have_attribute("data-status", "done", timeout=120_000)
     section = page.locator("#deep-check")
@@ -64,6 +67,12 @@ def test_a_reviewer_deep_checks_an_answer_and_reads_and_flags_its_claims(stack: 
     expect(page.locator("#deep-check-status")).to_contain_text("Done:")
     expect(page.get_by_role("button", name="Stop the deep check")).to_be_hidden()
     expect(page.get_by_role("button", name="Run the deep check again")).to_be_visible()
+
+    page.get_by_role("button", name=f"Sign out ({USERS['researcher']})").click()
+    sign_in(page, stack, "reviewer")
+    page.goto(f"{stack.url}/questions/{question_id}/")
+    expect(section).to_have_attribute("data-status", "done")
+    expect(page.get_by_role("button", name="Run the deep check again")).to_have_count(0)  # reviewers read it
 
     payload: dict[str, Any] = page.request.get(f"{stack.url}/questions/{question_id}/deep-check.json").json()
     tree = payload["tree"]

@@ -82,15 +82,16 @@ EXPECTED: Final[dict[str, list[Case]]] = {
         _post(401, 200, 403, 403),
         _post(401, 404, 403, 403, variant="other"),
     ],
-    # The deep check: whoever may read the question runs (202) and stops it; the reads come first, before any ran.
+    # The deep check: the person who asked, or an admin, runs (202) and stops it; a reviewer who may read it is told
+    # why not (403). The reads come first, before any ran.
     "api/v1/questions/<int:question_id>/deep-check": [
         _get(401, 404, 404, 404),
-        _post(401, 202, 202, 202),
-        _post(401, 404, 202, 202, variant="other"),
+        _post(401, 202, 403, 202),
+        _post(401, 404, 403, 202, variant="other"),
     ],
     "api/v1/questions/<int:question_id>/deep-check/stop": [
-        _post(401, 200, 200, 200),
-        _post(401, 404, 200, 200, variant="other"),
+        _post(401, 200, 403, 200),
+        _post(401, 404, 403, 200, variant="other"),
     ],
     "api/v1/notifications": [API_READ],  # each caller's own
     "api/v1/notifications/read": [_post(401, 200, 200, 200)],
@@ -142,15 +143,15 @@ EXPECTED: Final[dict[str, list[Case]]] = {
     "questions/<int:question_id>/unwatch": OWNER_ONLY_POSTS,
     "questions/<int:question_id>/recheck": OWNER_ONLY_POSTS,
     "questions/<int:question_id>/regenerate": OWNER_ONLY_POSTS,
-    # The deep check: whoever may read the question runs and stops it; only reviewers and admins flag its claims
-    # (an empty body is 400).
+    # The deep check: whoever may read the question reads it; the person who asked, or an admin, runs and stops it
+    # (a reviewer is told why not: 403); only reviewers and admins flag its claims (an empty body is 400).
     "questions/<int:question_id>/deep-check": [
-        _post(LOGIN, 302, 302, 302),
-        _post(LOGIN, 404, 302, 302, variant="other"),
+        _post(LOGIN, 302, 403, 302),
+        _post(LOGIN, 404, 403, 302, variant="other"),
     ],
     "questions/<int:question_id>/deep-check/stop": [
-        _post(LOGIN, 302, 302, 302),
-        _post(LOGIN, 404, 302, 302, variant="other"),
+        _post(LOGIN, 302, 403, 302),
+        _post(LOGIN, 404, 403, 302, variant="other"),
     ],
     "questions/<int:question_id>/deep-check.json": [
         _get(401, 200, 200, 200),

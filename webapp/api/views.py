@@ -129,12 +129,13 @@ class QuestionListView(GenericAPIView):
             400: common.INVALID,
             503: OpenApiResponse(
                 common.DetailSerializer,
-                description="Too many questions are queued or running; try again in a few minutes.",
+                description="Too many questions and deep checks are queued or running; try again in a few minutes.",
             ),
             429: OpenApiResponse(
                 common.DetailSerializer,
-                description="You asked `VERIMED_QUESTIONS_PER_HOUR` questions in the last hour; `Retry-After` says "
-                "how many seconds until you may ask again.",
+                description="You asked `VERIMED_QUESTIONS_PER_HOUR` questions, or started "
+                "`VERIMED_MODEL_ACTIONS_PER_HOUR` questions, follow-up rewrites, deep checks and re-checks, in the "
+                "last hour; `Retry-After` says how many seconds until you may ask again.",
             ),
         },
     )

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from webapp.qa.models import Question
 from webapp.review.models import Flag
@@ -32,11 +35,16 @@ class DeepCheck(models.Model):
     settings = models.JSONField(default=dict, help_text="what it ran with: token budget, abstracts per search")
     models_used = models.JSONField(default=dict, help_text="the extracting model, verifier and evidence finder")
     timings_ms = models.JSONField(default=dict)
+    run = models.PositiveIntegerField(
+        default=0, help_text="how many times it was started: a task queued for an earlier run finds it and does nothing"
+    )
+    queued_at = models.DateTimeField(default=timezone.now, help_text="when it was last started: its place in line")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "queued_at"], name="deep_check_status_queued")]
 
     def __str__(self) -> str:
         return f"deep check of question {self.question_id} ({self.status})"
@@ -44,6 +52,21 @@ class DeepCheck(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.DONE, self.Status.FAILED, self.Status.STOPPED)
+
+    @property
+    def lost(self) -> bool:
+        """Queued or running, but unmoved for longer than a task may run: its worker died (or its task was lost)
+        and nothing will finish it."""
+        return not self.finished and self.updated_at < lost_before()
+
+    @property
+    def in_progress(self) -> bool:
+        return not self.finished and not self.lost
+
+
+def lost_before() -> datetime:
+    """A deep check queued or running that has not moved since this moment counts as lost."""
+    return timezone.now() - timedelta(minutes=settings.VERIMED.tasks.deep_check_lost_minutes)
 
 
 class ClaimFlag(models.Model):

@@ -15,8 +15,9 @@ from verifier.claim_tree import REQUERY_ABSTRACTS, DeepChecker, DeepCheckStopped
 from webapp.deepcheck.models import ClaimFlag, DeepCheck
 from webapp.deepcheck.pipeline import HybridClaimSearch
 from webapp.qa.llm import llm_for
-from webapp.qa.models import Question
+from webapp.qa.models import ModelAction, Question
 from webapp.qa.pipeline import SITE_LANGUAGE_MODEL, SITE_VERIFIER, pipeline_rereading
+from webapp.qa.services.admission import model_work_admit
 from webapp.qa.verification import answer_verifier, question_verification_inputs
 from webapp.review.services import FlagRejectedError, flag_create
 from webapp.task_publishing import task_publish_or_record
@@ -31,28 +32,48 @@ class DeepCheckRejectedError(ValueError):
     http_status = 409
 
 
-def deep_check_start(*, question: Question, user: AbstractBaseUser | AnonymousUser | None = None) -> DeepCheck:
-    """Queue the question's deep check; one already queued or running is returned as it is, a finished one (done,
-    failed or stopped) starts again from nothing."""
+def deep_check_start(
+    *,
+    question: Question,
+    user: AbstractBaseUser | AnonymousUser | None = None,
+    rerun: bool = False,
+    enqueue: bool = True,
+) -> DeepCheck:
+    """Queue the question's deep check. One already queued or running is returned as it is; so is a finished one
+    (done, failed, stopped, or lost: queued or running but unmoved for `VERIMED_DEEP_CHECK_LOST_MINUTES`) unless
+    `rerun` asks for it to start again from nothing. Each start is model work, admitted as any is (the person's
+    hourly limit on model actions, the queue valve: QuestionRejectedError), so a repeated click costs nothing.
+    Without `enqueue` the caller runs it (the command's --in-process): nothing is queued, so the valve is not asked."""
     if question.status != Question.Status.DONE:
         raise DeepCheckRejectedError("Only an answered question can be deep-checked.")
     with transaction.atomic():
-        check, created = DeepCheck.objects.select_for_update().get_or_create(question=question)
-        if not created and not check.finished:
+        # Starts of one question's check one after another (its row may not exist yet to lock).
+        list(Question.objects.select_for_update().filter(pk=question.pk).values_list("pk"))
+        check = DeepCheck.objects.filter(question=question).first()
+        if check is not None and (check.in_progress or not rerun):
             return check
+        # Before the row is stored: a refusal stores nothing, and the queue valve does not count this check itself.
+        model_work_admit(user=user, kind=ModelAction.Kind.DEEP_CHECK, queued=enqueue)
+        if check is None:
+            check = DeepCheck(question=question)
         check.status, check.stage, check.progress = DeepCheck.Status.QUEUED, "", 0
         check.stop_requested, check.error, check.tree = False, "", None
         check.models_used, check.timings_ms = {}, {}
         check.requested_by = user if isinstance(user, User) else None
         check.settings = {"requery_abstracts": REQUERY_ABSTRACTS}
+        # A new run: a task still queued for an earlier one (a lost check's, a stopped one's) finds it and does
+        # nothing, so the check never runs twice at once.
+        check.run, check.queued_at = check.run + 1, timezone.now()
         check.save()
-        transaction.on_commit(lambda: deep_check_enqueue(deep_check_id=check.pk))
+        run = check.run
+        if enqueue:
+            transaction.on_commit(lambda: deep_check_enqueue(deep_check_id=check.pk, run=run))
     return check
 
 
-def deep_check_enqueue(*, deep_check_id: int) -> bool:
+def deep_check_enqueue(*, deep_check_id: int, run: int | None = None) -> bool:
     return task_publish_or_record(
-        signature(TASK_NAME, args=(deep_check_id,)),
+        signature(TASK_NAME, args=(deep_check_id,), kwargs={} if run is None else {"run": run}),
         what=f"deep check {deep_check_id}",
         record_unreachable=lambda: deep_check_fail(
             deep_check_id=deep_check_id, reason="The task queue is unreachable; please try again shortly."
@@ -68,10 +89,13 @@ def _stop_asked(deep_check_id: int) -> bool:
     return DeepCheck.objects.filter(pk=deep_check_id, stop_requested=True).exists()
 
 
-def deep_check_run(*, deep_check_id: int) -> None:
+def deep_check_run(*, deep_check_id: int, run: int | None = None) -> None:
     """Extract, judge, search, consolidate (verifier.claim_tree); the tree and what made it are stored with the check.
-    Raises DeepCheckStoppedError when a stop was asked for, before it starts or between two levels."""
+    Raises DeepCheckStoppedError when a stop was asked for, before it starts or between two levels. A task queued
+    for an earlier `run` than the check's, or for a check that has finished, does nothing."""
     check = DeepCheck.objects.select_related("question").get(pk=deep_check_id)
+    if (run is not None and run != check.run) or check.status in (DeepCheck.Status.DONE, DeepCheck.Status.FAILED):
+        return
     if check.stop_requested or check.status == DeepCheck.Status.STOPPED:
         raise DeepCheckStoppedError(f"deep check {deep_check_id} was stopped")
     DeepCheck.objects.filter(pk=deep_check_id).update(
@@ -113,13 +137,14 @@ def deep_check_run(*, deep_check_id: int) -> None:
 
 
 def deep_check_stop(*, deep_check_id: int) -> DeepCheck:
-    """Ask the check to stop: a queued one stops at once, a running one between two levels; a finished one is left."""
+    """Ask the check to stop: a queued one stops at once, a running one between two levels, a lost one at once (no
+    worker is running it); a finished one is left."""
     with transaction.atomic():
         check = DeepCheck.objects.select_for_update().get(pk=deep_check_id)
         if check.finished:
             return check
         check.stop_requested = True
-        if check.status == DeepCheck.Status.QUEUED:
+        if check.status == DeepCheck.Status.QUEUED or check.lost:
             check.status = DeepCheck.Status.STOPPED
         check.save(update_fields=["stop_requested", "status", "updated_at"])
     return check

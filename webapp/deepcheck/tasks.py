@@ -20,10 +20,11 @@ RETRY_POLICY = RetryPolicy(max_retries=MAX_RETRIES, delay_seconds=5, retry_on=(G
 
 # acks_late comes from CELERY_TASK_ACKS_LATE: a run rewrites its row's result, so a redelivery is harmless.
 @shared_task(name=services.TASK_NAME, bind=True, max_retries=MAX_RETRIES)
-def deep_check_run_task(self: Task, deep_check_id: int) -> int:
+def deep_check_run_task(self: Task, deep_check_id: int, run: int | None = None) -> int:
+    # `run`: the start it was queued for (None from a caller that runs the check as it stands, the command).
     def work() -> None:
         try:
-            services.deep_check_run(deep_check_id=deep_check_id)
+            services.deep_check_run(deep_check_id=deep_check_id, run=run)
         except DeepCheckStoppedError:
             services.deep_check_mark_stopped(deep_check_id=deep_check_id)
 

@@ -12,16 +12,21 @@ from django.views.decorators.http import require_GET, require_POST
 
 from webapp.accounts.roles import RESEARCHER, role_required
 from webapp.deepcheck import selectors, services
-from webapp.deepcheck.access import claims_flaggable, deep_check_allowed
+from webapp.deepcheck.access import claims_flaggable, deep_check_readable, deep_check_runnable
 from webapp.qa.access import question_or_404
 from webapp.qa.models import Question
+from webapp.qa.refusals import refusal_headers, refused_page
+from webapp.qa.services.admission import QuestionRejectedError
 from webapp.review.forms import FlagCreateForm
 from webapp.review.services import FlagRejectedError
 
+NOT_YOURS = "Only the person who asked, or an admin, may start or stop a deep check; reviewers read it and flag claims."
+
 
 def _checkable_question(request: HttpRequest, question_id: int) -> Question:
-    """A question the caller may deep-check; one they may not see is reported as missing, so ids reveal nothing."""
-    return question_or_404(user=request.user, question_id=question_id, allowed=deep_check_allowed)
+    """A question whose deep check the caller may read; one they may not see is reported as missing, so ids reveal
+    nothing."""
+    return question_or_404(user=request.user, question_id=question_id, allowed=deep_check_readable)
 
 
 def _wants_json(request: HttpRequest) -> bool:
@@ -32,17 +37,28 @@ def _payload(question: Question) -> dict[str, Any]:
     return selectors.deep_check_payload(question=question, deep_check=selectors.deep_check_of(question=question))
 
 
+def _plain_refusal(request: HttpRequest, message: str, status: int) -> HttpResponse:
+    if _wants_json(request):
+        return JsonResponse({"error": message}, status=status)
+    return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+
+
 @require_POST
 @role_required(RESEARCHER)
 def deep_check_start(request: HttpRequest, question_id: int) -> HttpResponse:
-    """The page's Deep check button posts here (a plain form without JavaScript, fetch with it)."""
+    """The page's Deep check button posts here (a plain form without JavaScript, fetch with it); `rerun` (the button
+    once a check has run) starts a finished check again."""
     question = _checkable_question(request, question_id)
+    if not deep_check_runnable(user=request.user, question=question):
+        return _plain_refusal(request, NOT_YOURS, 403)
     try:
-        services.deep_check_start(question=question, user=request.user)
+        services.deep_check_start(question=question, user=request.user, rerun=bool(request.POST.get("rerun")))
     except services.DeepCheckRejectedError as exc:
+        return _plain_refusal(request, str(exc), exc.http_status)
+    except QuestionRejectedError as exc:  # the hourly limit on model actions (429), a full queue (503)
         if _wants_json(request):
-            return JsonResponse({"error": str(exc)}, status=exc.http_status)
-        return HttpResponse(str(exc), status=exc.http_status, content_type="text/plain; charset=utf-8")
+            return JsonResponse({"error": str(exc)}, status=exc.http_status, headers=refusal_headers(exc))
+        return refused_page(request, exc, question=question, heading="The deep check was not started")
     if _wants_json(request):
         return JsonResponse(_payload(question), status=202)
     return redirect("question", question_id=question.pk)
@@ -52,6 +68,8 @@ def deep_check_start(request: HttpRequest, question_id: int) -> HttpResponse:
 @role_required(RESEARCHER)
 def deep_check_stop(request: HttpRequest, question_id: int) -> HttpResponse:
     question = _checkable_question(request, question_id)
+    if not deep_check_runnable(user=request.user, question=question):
+        return _plain_refusal(request, NOT_YOURS, 403)
     check = selectors.deep_check_of(question=question)
     if check is None:
         raise Http404("This question has no deep check")

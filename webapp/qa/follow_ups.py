@@ -18,9 +18,15 @@ from django.db import transaction
 from generator.follow_up import NOTE_PREFIX, FollowUpRewrite, fallback_question, standalone_question
 from generator.registry import build_llm, build_token_counter
 from webapp.qa.llm import llm_settings_for
-from webapp.qa.models import FollowUpDraft, Question
+from webapp.qa.models import FollowUpDraft, ModelAction, Question
 from webapp.qa.pipeline import default_pipeline_settings
-from webapp.qa.services.admission import QuestionRejectedError, question_create, question_max_chars, question_rate_check
+from webapp.qa.services.admission import (
+    QuestionRejectedError,
+    model_work_admit,
+    question_create,
+    question_max_chars,
+    question_rate_check,
+)
 from webapp.qa.threads import thread_turns
 from webapp.task_publishing import task_publish_or_record
 
@@ -33,8 +39,10 @@ def follow_up_draft_create(
     *, parent: Question, user: AbstractBaseUser | AnonymousUser, text: str, enqueue: bool = True
 ) -> FollowUpDraft:
     """Store the follow-up as typed, with the fallback as its proposal, and queue its rewrite. Who may follow up is
-    the caller's check (`qa.access.question_followable`). A person who may not ask now (the hourly limit) is told
-    before any model time is spent; a follow-up over the length limit is kept, for them to shorten."""
+    the caller's check (`qa.access.question_followable`). A person who may not ask now (the hourly limit on
+    questions) is told before any model time is spent; the rewrite itself is model work, admitted as any is (the
+    hourly limit on model actions, the queue valve), so each new follow-up counts once. A follow-up over the length
+    limit is kept, for them to shorten."""
     cleaned = text.strip()
     if not cleaned:
         raise QuestionRejectedError("Please type a follow-up question.")
@@ -43,6 +51,8 @@ def follow_up_draft_create(
         raise QuestionRejectedError("Please sign in to ask a follow-up.")
     question_rate_check(user=user)
     with transaction.atomic():
+        if enqueue:
+            model_work_admit(user=user, kind=ModelAction.Kind.REWRITE)
         # One draft per person and answer: writing a new follow-up replaces the one not asked yet.
         FollowUpDraft.objects.filter(parent=parent, user_id=user_id).exclude(status=FollowUpDraft.Status.ASKED).delete()
         draft = FollowUpDraft.objects.create(

@@ -193,3 +193,26 @@ class FollowUpDraft(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_status_display()}: {self.text[:80]}"
+
+
+class ModelAction(models.Model):
+    """Model work a person started besides asking (a question is its own row): counted with their questions against
+    `VERIMED_MODEL_ACTIONS_PER_HOUR`. A row of its own per start, because the work's own rows do not say how often
+    it was started: a deep check is run again in place, a new follow-up replaces the draft not asked yet, and a
+    re-check is stored only once it has run."""
+
+    class Kind(models.TextChoices):
+        REWRITE = "rewrite", "a follow-up's rewrite"
+        DEEP_CHECK = "deep_check", "a deep check"
+        RECHECK = "recheck", "a re-check"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, related_name="+", on_delete=models.CASCADE)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["user", "created_at"], name="model_action_user_created")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} started {self.get_kind_display()} at {self.created_at:%Y-%m-%d %H:%M}"

@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from webapp.accounts.roles import AnyUser
 from webapp.corpus.models import IndexJob
-from webapp.qa.models import CitationVerdict, Question
+from webapp.qa.models import CitationVerdict, ModelAction, Question
 from webapp.qa.pipeline import stored_pipeline
-from webapp.qa.services.admission import question_create
+from webapp.qa.services.admission import model_work_admit, question_create
 from webapp.qa.verification import question_verification_inputs
 from webapp.task_publishing import task_publish
 from webapp.watch.changes import AnswerState, answer_changes, changes_json, changes_summary, next_state, verdict_key
@@ -54,10 +54,14 @@ def _enqueue(*, question_id: int, trigger: Recheck.Trigger, key: str) -> None:
     transaction.on_commit(lambda: task_publish(signature(RECHECK_TASK, args=(question_id, str(trigger), key))))
 
 
-def recheck_request(*, question: Question) -> str:
-    """Re-check a watched answer now (the owner's "Re-check now"); the key that the re-check will be stored under."""
+def recheck_request(*, question: Question, user: AnyUser) -> str:
+    """Re-check a watched answer now (the owner's "Re-check now"); the key that the re-check will be stored under.
+    Each click is a search and a verification: model work, admitted as any is (the person's hourly limit on model
+    actions, the queue valve: QuestionRejectedError)."""
     key = f"manual-{uuid.uuid4().hex}"
-    _enqueue(question_id=question.pk, trigger=Recheck.Trigger.MANUAL, key=key)
+    with transaction.atomic():
+        model_work_admit(user=user, kind=ModelAction.Kind.RECHECK)
+        _enqueue(question_id=question.pk, trigger=Recheck.Trigger.MANUAL, key=key)
     return key
 
 

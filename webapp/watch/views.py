@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from webapp.accounts.roles import RESEARCHER, role_required
 from webapp.qa.access import question_or_404
 from webapp.qa.models import Question
+from webapp.qa.refusals import refused_page
 from webapp.qa.services.admission import QuestionRejectedError
 from webapp.watch import selectors, services
 from webapp.watch.access import question_watchable
@@ -51,7 +52,10 @@ def question_unwatch(request: HttpRequest, question_id: int) -> HttpResponse:
 def question_recheck(request: HttpRequest, question_id: int) -> HttpResponse:
     question = _owned_question(request, question_id)
     if question.status == Question.Status.DONE and selectors.question_watched(question=question, user=request.user):
-        services.recheck_request(question=question)
+        try:
+            services.recheck_request(question=question, user=request.user)
+        except QuestionRejectedError as exc:  # the hourly limit on model actions (429), a full queue (503)
+            return refused_page(request, exc, question=question, heading="The re-check was not started")
         messages.info(request, "Re-checking the answer: reload the page in a minute to see what changed.")
     return _back_to(question)
 

@@ -37,9 +37,13 @@ def test_the_owner_and_reviewers_get_the_deep_check_section_and_a_shared_page_do
 ) -> None:
     for client in (researcher_client, reviewer_client):
         page = client.get(f"/questions/{answer.pk}/").content.decode()
-        assert 'id="deep-check-button"' in page
-        assert f'action="/questions/{answer.pk}/deep-check"' in page
+        assert 'id="deep-check"' in page
         assert "/static/deep-check.js" in page
+    # Only the person who asked (or an admin) starts it; reviewers read it.
+    owners = researcher_client.get(f"/questions/{answer.pk}/").content.decode()
+    assert 'id="deep-check-button"' in owners
+    assert f'action="/questions/{answer.pk}/deep-check"' in owners
+    assert 'id="deep-check-button"' not in reviewer_client.get(f"/questions/{answer.pk}/").content.decode()
     # Only reviewers get the flag reasons the claim flags offer.
     assert "data-flag-reasons=" in reviewer_client.get(f"/questions/{answer.pk}/").content.decode()
     assert "data-flag-reasons=" not in researcher_client.get(f"/questions/{answer.pk}/").content.decode()

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
-    monkeypatch.setattr(services, "deep_check_enqueue", lambda *, deep_check_id: calls.append(deep_check_id))
+    monkeypatch.setattr(services, "deep_check_enqueue", lambda *, deep_check_id, run=None: calls.append(deep_check_id))
     return calls
 
 
@@ -60,18 +60,21 @@ def test_it_is_queued_on_commit_and_the_task_stores_the_tree(
     assert check.settings["max_tokens"] > 0
 
 
-def test_a_check_queued_or_running_is_not_started_twice_and_a_finished_one_runs_again(
+def test_a_check_queued_or_running_is_not_started_twice_and_a_finished_one_runs_again_when_asked(
     answered: Question, search: FakeSearch, enqueued: list[int], django_capture_on_commit_callbacks: Any
 ) -> None:
     with django_capture_on_commit_callbacks(execute=True):
         first = services.deep_check_start(question=answered)
-        again = services.deep_check_start(question=answered)
+        again = services.deep_check_start(question=answered, rerun=True)  # still queued: not started twice
     assert again.pk == first.pk
     assert enqueued == [first.pk]
 
     deep_check_run_task.apply(args=(first.pk,), throw=False)
     with django_capture_on_commit_callbacks(execute=True):
-        rerun = services.deep_check_start(question=answered)
+        kept = services.deep_check_start(question=answered)
+    assert (kept.status, enqueued) == (DeepCheck.Status.DONE, [first.pk])
+    with django_capture_on_commit_callbacks(execute=True):
+        rerun = services.deep_check_start(question=answered, rerun=True)
     assert (rerun.pk, rerun.status, rerun.tree) == (first.pk, DeepCheck.Status.QUEUED, None)
     assert enqueued == [first.pk, first.pk]
     assert DeepCheck.objects.count() == 1

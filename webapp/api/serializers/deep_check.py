@@ -56,7 +56,11 @@ class DeepTreeSerializer(serializers.Serializer):
 
 class DeepCheckSerializer(serializers.Serializer):
     question = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=DeepCheck.Status.choices)
+    status = serializers.ChoiceField(
+        choices=DeepCheck.Status.choices,
+        help_text="failed also for a check lost on its way (queued or running, unmoved for "
+        "`VERIMED_DEEP_CHECK_LOST_MINUTES`): `error` says so.",
+    )
     stage = serializers.CharField(help_text="While running: extracting, judging or searching.")
     progress = serializers.IntegerField(help_text="Percent done.")
     error = serializers.CharField()
@@ -69,4 +73,8 @@ class DeepCheckSerializer(serializers.Serializer):
     flagged = serializers.ListField(
         child=serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2),
         help_text="[sentence, claim] of each claim flagged for review.",
+    )
+    queue_position = serializers.IntegerField(
+        allow_null=True,
+        help_text="While queued: 1 when it is next, counting the questions and deep checks ahead of it; else null.",
     )

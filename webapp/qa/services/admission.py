@@ -1,5 +1,10 @@
-"""Taking a question in: validate it, apply the person's hourly limit and the queue's load valve, store it with the
-settings it will be answered with, and hand it to the workers once stored."""
+"""Taking a question in: validate it, apply the person's hourly limits and the queue's load valve, store it with the
+settings it will be answered with, and hand it to the workers once stored.
+
+The same rule admits every other kind of model work (a follow-up's rewrite, a deep check, a re-check on request):
+`model_work_admit` applies the person's hourly limit on model actions and the queue valve, and records the action.
+Every refusal is a QuestionRejectedError whose `http_status` (and `retry_after_seconds`, where waiting helps) the
+pages and the API answer with."""
 
 from __future__ import annotations
 
@@ -10,41 +15,55 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
+from django.utils.text import get_text_list
 from pydantic import BaseModel, ValidationError
 
 from indexer.hybrid import HybridSettings
-from webapp.qa.models import Question
+from webapp.qa.models import ModelAction, Question
 from webapp.qa.pipeline import RetrievalFilters, default_pipeline_settings
-from webapp.qa.queue import questions_unfinished_count
-from webapp.qa.rate_limit import question_ask_again_at
+from webapp.qa.queue import work_unfinished_counts
+from webapp.qa.rate_limit import WINDOW, model_action_again_at, question_ask_again_at
 from webapp.qa.services.publishing import question_enqueue
 
 Stored = TypeVar("Stored", bound=BaseModel)
 
 
 class QuestionRejectedError(ValueError):
-    """The question cannot be asked as given; the message says why, for the person who typed it."""
+    """The question (or other model work) cannot be started as given; the message says why, for the person who
+    asked for it."""
 
     http_status = 400
+    retry_after_seconds: int | None = None  # where set, the API's `Retry-After`
 
 
 class QueueFullError(QuestionRejectedError):
-    """Too many questions are waiting or running: refused now, cleanly, rather than answered in an hour."""
+    """Too many questions and deep checks are waiting or running: refused now, cleanly, rather than answered in an
+    hour."""
 
     http_status = 503
+    retry_after_seconds = 60
 
 
 def _queue_check() -> None:
     # Two requests at the same instant may both pass and overshoot the limit by one each: it is a load valve, not
     # an invariant, so it is not worth a table lock on every question.
     limit = settings.VERIMED.limits.max_queued_questions
-    if limit and (waiting := questions_unfinished_count()) >= limit:
-        waiting_text = "1 question is" if waiting == 1 else f"{waiting:,} questions are"
-        raise QueueFullError(f"The service is busy: {waiting_text} waiting. Please try again in a few minutes.")
+    if not limit:
+        return
+    counts = work_unfinished_counts()
+    waiting = sum(count for count, _, _ in counts)
+    if waiting >= limit:
+        # Only the kinds that are waiting are named: "2 questions are", "2 questions and 1 deep check are".
+        named = [f"{count:,} {singular if count == 1 else plural}" for count, singular, plural in counts if count]
+        verb = "is" if waiting == 1 else "are"
+        raise QueueFullError(
+            f"The service is busy: {get_text_list(named, 'and')} {verb} waiting. Please try again in a few minutes."
+        )
 
 
 class QuestionRateLimitedError(QuestionRejectedError):
-    """This person has asked `VERIMED_QUESTIONS_PER_HOUR` questions in the last hour; others are unaffected."""
+    """This person has asked `VERIMED_QUESTIONS_PER_HOUR` questions, or started `VERIMED_MODEL_ACTIONS_PER_HOUR`
+    model actions, in the last hour; others are unaffected."""
 
     http_status = 429
 
@@ -68,9 +87,40 @@ def _rate_check(user: AbstractBaseUser | AnonymousUser | None) -> None:
         )
 
 
+def _model_actions_check(user: AbstractBaseUser | AnonymousUser | None) -> None:
+    per_hour = settings.VERIMED.limits.model_actions_per_hour
+    if not per_hour or not isinstance(user, User):  # 0 turns it off; the command line's work has no user
+        return
+    now = timezone.now()
+    again = model_action_again_at(user_id=user.pk, per_hour=per_hour, now=now)
+    if again is not None:
+        wait = max(1, math.ceil((again - now).total_seconds()))
+        raise QuestionRateLimitedError(
+            f"You have started {per_hour} questions, follow-up rewrites, deep checks and re-checks in the last "
+            f"hour, the most allowed. You can start another at {again:%H:%M} UTC (in {math.ceil(wait / 60)} min).",
+            retry_after_seconds=wait,
+        )
+
+
 def question_rate_check(*, user: AbstractBaseUser | AnonymousUser | None) -> None:
     """Raise QuestionRateLimitedError when `user` may not ask now (a follow-up's rewrite checks before model time)."""
     _rate_check(user)
+
+
+def model_work_admit(
+    *, user: AbstractBaseUser | AnonymousUser | None, kind: ModelAction.Kind, queued: bool = True
+) -> None:
+    """Admit model work other than a question (which `question_create` admits): the person's hourly limit on model
+    actions and, for work `queued` for the workers, the queue valve; then record it, for the hourly limit. Call it
+    inside the transaction that stores the work: a refusal raises (QuestionRateLimitedError, QueueFullError) before
+    anything is stored, and a rollback un-records it."""
+    _model_actions_check(user)
+    if queued:
+        _queue_check()
+    if isinstance(user, User):
+        # Rows past the window count for nothing any more: each person's are cleared as they add one.
+        ModelAction.objects.filter(user=user, created_at__lte=timezone.now() - WINDOW).delete()
+        ModelAction.objects.create(user=user, kind=kind)
 
 
 def question_max_chars() -> int:
@@ -101,6 +151,7 @@ def question_create(
     follow-up of `parent` joins its thread and searches as `parent` did, unless given other search settings."""
     cleaned = question_validate(text=text)
     _rate_check(user)
+    _model_actions_check(user)
     if enqueue:
         _queue_check()
     if parent is not None:

@@ -1,4 +1,4 @@
-"""`manage.py deep_check ID [--json]`: deep-check an answered question and print the stored result."""
+"""`manage.py deep_check ID [--json] [--again]`: deep-check an answered question and print the stored result."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from webapp.deepcheck import selectors, services
 from webapp.deepcheck.models import DeepCheck
 from webapp.deepcheck.tasks import deep_check_run_task
 from webapp.qa.models import Question
+from webapp.qa.services.admission import QuestionRejectedError
 
 
 class Command(BaseCommand):
@@ -26,6 +27,9 @@ class Command(BaseCommand):
         parser.add_argument("question_id", type=int)
         parser.add_argument("--json", action="store_true", help="Print the stored result as one JSON object.")
         parser.add_argument("--in-process", action="store_true", help="Run without a worker.")
+        parser.add_argument(
+            "--again", action="store_true", help="Run a finished check again (otherwise its result is printed)."
+        )
         parser.add_argument("--timeout", type=float, default=900.0, help="Seconds to wait for the worker.")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -33,13 +37,16 @@ class Command(BaseCommand):
         if question is None:
             raise CommandError(f"no question {options['question_id']}")
         try:
-            check = services.deep_check_start(question=question)
-        except services.DeepCheckRejectedError as exc:
+            check = services.deep_check_start(
+                question=question, rerun=options["again"], enqueue=not options["in_process"]
+            )
+        except (services.DeepCheckRejectedError, QuestionRejectedError) as exc:  # not answered; the queue is full
             raise CommandError(str(exc)) from exc
         if options["in_process"]:
             try:
-                # apply() runs the task body here with its retry and failure handling, as a worker would.
-                deep_check_run_task.apply(args=(check.pk,), throw=False)
+                # apply() runs the task body here with its retry and failure handling, as a worker would; a check
+                # already finished (started without --again) is left as it is.
+                deep_check_run_task.apply(args=(check.pk,), kwargs={"run": check.run}, throw=False)
             finally:
                 engines.release_engines()
         else:

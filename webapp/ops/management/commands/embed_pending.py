@@ -32,7 +32,7 @@ from webapp.corpus.services.background_embedding import (
     report_progress,
 )
 from webapp.ops.stack import EMBEDDER_READY_LINE
-from webapp.qa.queue import questions_being_answered
+from webapp.qa.queue import model_work_being_done
 
 # How often a paused embedder looks whether the questions are done.
 QUESTION_CHECK_SECONDS = 1.0
@@ -104,9 +104,12 @@ class Command(BaseCommand):
         while True:
             # Questions first, and not only by CPU priority: on two cores a nice-19 embedder still slowed the LLM
             # server's prompt reading about fourfold (20 tokens/s against 90 and more), so it waits while any
-            # question is queued or being answered, and embeds in small batches to be quick to give way.
-            if questions_being_answered():
-                report_progress(state="paused while questions are answered", rate=_rate(report, embedding_seconds))
+            # question (or deep check, on the same LLM server) is queued or running, and embeds in small batches to
+            # be quick to give way.
+            if model_work_being_done():
+                report_progress(
+                    state="paused while questions or deep checks run", rate=_rate(report, embedding_seconds)
+                )
                 time.sleep(QUESTION_CHECK_SECONDS)
                 continue
             if len(waiting_batches(inbox_folder())) >= max_waiting:
