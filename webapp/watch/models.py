@@ -39,6 +39,8 @@ class Recheck(models.Model):
     # One re-check per question and cause: a redelivered task finds its row and does nothing.
     key = models.CharField(max_length=64, help_text="what caused it: `job-<id>` for an index job, `manual-<token>`")
     trigger = models.CharField(max_length=16, choices=Trigger.choices)
+    # When the check's computation began, not when it was stored: the newest by this is the next one's baseline, so
+    # a check computed earlier but stored later never is (webapp/watch/services.py question_recheck).
     at = models.DateTimeField(default=timezone.now)
     changes = models.JSONField(default=list, help_text="what differs from the previous check; empty: nothing changed")
     summary = models.CharField(max_length=300)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from celery import signature
 from django.db import IntegrityError, transaction
@@ -14,9 +16,9 @@ from webapp.accounts.roles import AnyUser
 from webapp.corpus.models import IndexJob
 from webapp.qa.models import CitationVerdict, ModelAction, Question
 from webapp.qa.pipeline import stored_pipeline
-from webapp.qa.services.admission import model_work_admit, question_create
+from webapp.qa.services.admission import QuestionRejectedError, model_work_admit, question_create
 from webapp.qa.verification import question_verification_inputs
-from webapp.task_publishing import task_publish
+from webapp.task_publishing import task_publish_or_record
 from webapp.watch.changes import AnswerState, answer_changes, changes_json, changes_summary, next_state, verdict_key
 from webapp.watch.checking import answer_check, cited_pmids, retraction_statuses
 from webapp.watch.models import Notification, Recheck, Watch
@@ -50,18 +52,56 @@ def watch_delete(*, user: AnyUser, question: Question) -> None:
     Watch.objects.filter(user_id=_signed_in(user), question=question).delete()
 
 
-def _enqueue(*, question_id: int, trigger: Recheck.Trigger, key: str) -> None:
-    transaction.on_commit(lambda: task_publish(signature(RECHECK_TASK, args=(question_id, str(trigger), key))))
+class RecheckNotQueuedError(QuestionRejectedError):
+    """The broker could not take the re-check: nothing was started (nor counted against the person's limit), and
+    the page answers as it does for a full queue."""
+
+    http_status = 503
+    retry_after_seconds = 60
+
+
+def _publish(*, question_id: int, trigger: Recheck.Trigger, key: str, unreachable: Callable[[], None]) -> bool:
+    """Hand one re-check to the workers; False, logged with the key and question, when the broker cannot take it."""
+    return task_publish_or_record(
+        signature(RECHECK_TASK, args=(question_id, str(trigger), key)),
+        what=f"re-check {key} of question {question_id}",
+        record_unreachable=unreachable,
+    )
 
 
 def recheck_request(*, question: Question, user: AnyUser) -> str:
     """Re-check a watched answer now (the owner's "Re-check now"); the key that the re-check will be stored under.
     Each click is a search and a verification: model work, admitted as any is (the person's hourly limit on model
-    actions, the queue valve: QuestionRejectedError)."""
+    actions, the queue valve: QuestionRejectedError). A broker that is down raises RecheckNotQueuedError, and the
+    click is not counted."""
     key = f"manual-{uuid.uuid4().hex}"
+    unqueued: list[RecheckNotQueuedError] = []
+
+    def withdraw(action_ids: list[int]) -> None:
+        # Nothing waits on a re-check that was never queued: the person is told, and the click is not counted.
+        ModelAction.objects.filter(pk__in=action_ids).delete()
+        unqueued.append(
+            RecheckNotQueuedError(
+                "The task queue is unreachable, so the answer was not re-checked. Please try again shortly."
+            )
+        )
+
     with transaction.atomic():
         model_work_admit(user=user, kind=ModelAction.Kind.RECHECK)
-        _enqueue(question_id=question.pk, trigger=Recheck.Trigger.MANUAL, key=key)
+        # The row the admission just added: the newest this transaction can see.
+        mine = ModelAction.objects.filter(user_id=_signed_in(user), kind=ModelAction.Kind.RECHECK).order_by("-pk")
+        action_ids = list(mine.values_list("pk", flat=True)[:1])
+        # Published once the admission is committed: in a request (autocommit) that is before this returns.
+        transaction.on_commit(
+            lambda: _publish(
+                question_id=question.pk,
+                trigger=Recheck.Trigger.MANUAL,
+                key=key,
+                unreachable=lambda: withdraw(action_ids),
+            )
+        )
+    if unqueued:
+        raise unqueued[0]
     return key
 
 
@@ -75,19 +115,38 @@ def _job_trigger(*, job_id: int, kind: str, status: str) -> Recheck.Trigger | No
     return None
 
 
-def rechecks_enqueue_after_job(*, job_id: int, kind: str, status: str) -> int:
-    """One re-check per watched answer once a job has changed the corpus; how many were queued."""
+@dataclass(frozen=True)
+class RechecksQueued:
+    queued: int
+    failed: int  # the broker could not take them; each is logged, and the next job that changes the corpus tries again
+
+
+def rechecks_enqueue_after_job(*, job_id: int, kind: str, status: str) -> RechecksQueued:
+    """One re-check per watched answer once a job has changed the corpus (the corpus's signal calls this once the
+    job's finish is committed, so each is published at once). Every one is tried whatever became of the one before:
+    a broker that fails for one answer must not cost the others theirs."""
     trigger = _job_trigger(job_id=job_id, kind=kind, status=status)
     if trigger is None:
-        return 0
+        return RechecksQueued(queued=0, failed=0)
     question_ids = sorted(
         set(Watch.objects.filter(question__status=Question.Status.DONE).values_list("question_id", flat=True))
     )
-    for question_id in question_ids:
-        _enqueue(question_id=question_id, trigger=trigger, key=f"job-{job_id}")
-    if question_ids:
-        logger.info("job %s: %d watched answers queued for a re-check", job_id, len(question_ids))
-    return len(question_ids)
+    failed = sum(
+        not _publish(question_id=question_id, trigger=trigger, key=f"job-{job_id}", unreachable=lambda: None)
+        for question_id in question_ids
+    )
+    queued = len(question_ids) - failed
+    if queued:
+        logger.info("job %s: %d watched answers queued for a re-check", job_id, queued)
+    if failed:
+        logger.error(
+            "job %s: %d of %d watched answers could not be queued for a re-check (the next job that changes the "
+            "corpus re-checks them)",
+            job_id,
+            failed,
+            len(question_ids),
+        )
+    return RechecksQueued(queued=queued, failed=failed)
 
 
 def _previous_state(question: Question) -> AnswerState:
@@ -111,7 +170,11 @@ def question_recheck(*, question_id: int, trigger: str, key: str) -> Recheck | N
 
     Always stores one re-check (an empty change list: nothing changed) and notifies each watcher when something
     changed. Once per `key`: run again (a redelivered task, a worker killed half-way) it returns the stored re-check,
-    or, if none was stored, makes it. None when the question is not answered or nobody watches it any more.
+    or, if none was stored, makes it. None when the question is not answered or nobody watches it any more, or when
+    a check begun after this one was stored while this one ran (this one is stale: it is discarded).
+
+    A re-check is dated when its computation began, and each is compared with the newest before it by that date: a
+    check computed earlier but stored later (a slow sync beside a "Re-check now") can never become the baseline.
     """
     stored = Recheck.objects.filter(question_id=question_id, key=key).first()
     if stored is not None:
@@ -119,6 +182,7 @@ def question_recheck(*, question_id: int, trigger: str, key: str) -> Recheck | N
     question = Question.objects.filter(pk=question_id, status=Question.Status.DONE).first()
     if question is None or not Watch.objects.filter(question_id=question_id).exists():
         return None
+    started = timezone.now()  # before anything is read: what this check saw is at least this recent
     check = answer_check(question=question)  # the slow part, outside any transaction
     try:
         with transaction.atomic():
@@ -127,12 +191,18 @@ def question_recheck(*, question_id: int, trigger: str, key: str) -> Recheck | N
             stored = Recheck.objects.filter(question_id=question_id, key=key).first()
             if stored is not None:
                 return stored
+            if Recheck.objects.filter(question_id=question_id, at__gt=started).exists():
+                # Stored, it would tell the newer check's news undone (a false "no longer flagged") and be what the
+                # next one compares with. Its key stays free: a redelivery computes afresh.
+                logger.info("re-check %s of question %s discarded: a check begun after it is stored", key, question_id)
+                return None
             previous = _previous_state(question)
             changes = answer_changes(previous=previous, current=check.state, found=check.found, reading=check.reading)
             recheck = Recheck.objects.create(
                 question=question,
                 key=key,
                 trigger=trigger,
+                at=started,
                 changes=changes_json(changes),
                 summary=changes_summary(changes),
                 state=next_state(previous=previous, current=check.state, found=check.found).to_json(),

@@ -54,7 +54,7 @@ def question_recheck(request: HttpRequest, question_id: int) -> HttpResponse:
     if question.status == Question.Status.DONE and selectors.question_watched(question=question, user=request.user):
         try:
             services.recheck_request(question=question, user=request.user)
-        except QuestionRejectedError as exc:  # the hourly limit on model actions (429), a full queue (503)
+        except QuestionRejectedError as exc:  # the hourly limit (429), a full queue or a broker down (503)
             return refused_page(request, exc, question=question, heading="The re-check was not started")
         messages.info(request, "Re-checking the answer: reload the page in a minute to see what changed.")
     return _back_to(question)

@@ -3,7 +3,7 @@ answered from a list the test sets (the search itself is the retrieve stage's, t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import pytest
@@ -12,6 +12,7 @@ from pytest_django.fixtures import Settings
 
 from indexer.base import FusedHit
 from tests.webapp.factories import answer_awaiting_verification
+from tests.webapp.qa.test_backend_faults import broker_down  # noqa: F401 (a fixture the watch tests use)
 from webapp.corpus.models import Article
 from webapp.qa.models import Question
 from webapp.qa.pipeline import PipelineSettings
@@ -40,9 +41,14 @@ class FakeSearch:
 
     pmids: list[str] = field(default_factory=lambda: [CITED, OTHER])
     calls: list[tuple[str, PipelineSettings]] = field(default_factory=list)
+    # What happens elsewhere while a re-check is half-way (called once, from its search): a test of two at once.
+    meanwhile: Callable[[], None] | None = None
 
     def __call__(self, *, query: str, pipeline: PipelineSettings) -> Sequence[FusedHit]:
         self.calls.append((query, pipeline))
+        if self.meanwhile is not None:
+            meanwhile, self.meanwhile = self.meanwhile, None
+            meanwhile()
         return [FusedHit(pmid, 1 / rank, 1.0, 0.0, None, None) for rank, pmid in enumerate(self.pmids, start=1)]
 
 

@@ -16,7 +16,7 @@ import webapp.watch.tasks  # noqa: F401  (registers the task the services name)
 from tests.webapp.factories import HOSTILE_TITLE, notification_stored, recheck_stored
 from tests.webapp.watch.conftest import FakeSearch
 from webapp.celery import app
-from webapp.qa.models import Question
+from webapp.qa.models import ModelAction, Question
 from webapp.qa.pipeline import PipelineSettings
 from webapp.qa.sharing import question_share
 from webapp.watch.context import notifications as notifications_context
@@ -148,6 +148,26 @@ def test_recheck_now_rechecks_a_watched_answer_on_request(
     assert (recheck.trigger, recheck.summary) == ("manual", "Nothing changed.")
     assert recheck.key.startswith("manual-")
     assert "Re-checking the answer" in _page(researcher_client, watched)
+
+
+# Committed for real (not in a test's transaction): the re-check is published as its admission commits, before the
+# page answers, as in production.
+@pytest.mark.django_db(transaction=True)
+def test_recheck_now_with_the_broker_down_says_so_with_a_503_and_loses_nothing(
+    broker_down: None, researcher_client: Client, watched: Question, owner: User
+) -> None:
+    response = researcher_client.post(f"/questions/{watched.pk}/recheck")
+
+    assert response.status_code == 503, "not a 500"
+    assert response["Retry-After"] == "60"
+    html = response.content.decode()
+    assert "The re-check was not started" in html
+    assert "The task queue is unreachable, so the answer was not re-checked. Please try again shortly." in html
+    assert f'href="/questions/{watched.pk}/"' in html
+    assert Watch.objects.filter(user=owner, question=watched).exists(), "the watch stays"
+    assert not Recheck.objects.exists()
+    assert not ModelAction.objects.exists(), "a click that started nothing is not counted against the hourly limit"
+    assert "Re-checking the answer" not in _page(researcher_client, watched)
 
 
 def test_regenerate_asks_the_same_text_with_the_same_search_settings_as_a_new_question(

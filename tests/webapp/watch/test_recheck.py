@@ -207,3 +207,30 @@ def test_unwatching_keeps_the_rechecks_made_so_far(watched: Question, owner: Use
 
     assert Recheck.objects.filter(question=watched).count() == 1
     assert question_recheck(question_id=watched.pk, trigger="sync", key="job-16") is None
+
+
+def test_a_check_computed_before_one_already_stored_is_discarded_and_never_becomes_the_baseline(
+    watched: Question, search: FakeSearch
+) -> None:
+    """Two re-checks of one answer at once (a sync's and the owner's "Re-check now"): the sync's reads the verdicts,
+    then, while it searches, the abstract is revised and the owner's is made and stored, telling the change. The
+    sync's, stored last but computed first, would tell the verdict changed back and become what the next one
+    compares with."""
+
+    def owners_recheck_meanwhile() -> None:
+        Article.objects.filter(pmid=CITED).update(abstract="Zorvistatin did not lower blood pressure in adults.")
+        newer = question_recheck(question_id=watched.pk, trigger="manual", key="manual-1")
+        assert newer is not None
+        assert newer.summary == "1 verdict changed."
+
+    search.meanwhile = owners_recheck_meanwhile
+
+    older = question_recheck(question_id=watched.pk, trigger="sync", key="job-1")
+
+    assert older is None, "computed before a check already stored: stale, so not stored"
+    assert list(Recheck.objects.values_list("key", flat=True)) == ["manual-1"]
+    assert Notification.objects.count() == 1, "no false 'changed back' notice"
+    later = question_recheck(question_id=watched.pk, trigger="sync", key="job-2")
+    assert later is not None
+    assert later.changes == [], "compared with the newest computation: the change is not told again"
+    assert Notification.objects.count() == 1

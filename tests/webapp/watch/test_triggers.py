@@ -113,10 +113,10 @@ def test_a_listener_that_fails_leaves_the_job_finished(
     django_capture_on_commit_callbacks: Capture,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    def broker_down(**kwargs: object) -> int:
+    def failing(**kwargs: object) -> int:
         raise ConnectionError("the broker is down")
 
-    monkeypatch.setattr("webapp.watch.receivers.rechecks_enqueue_after_job", broker_down)
+    monkeypatch.setattr("webapp.watch.receivers.rechecks_enqueue_after_job", failing)
 
     with django_capture_on_commit_callbacks(execute=True):
         job = _files_job_finished(IndexJob.Kind.UPDATES, done=1)
@@ -138,3 +138,25 @@ def test_a_redelivered_recheck_task_stores_one_recheck(
 
 def _job_with_files() -> IndexJob:
     return IndexJob.objects.create(kind=IndexJob.Kind.UPDATES, status=IndexJob.Status.DONE, files_total=1, files_done=1)
+
+
+def test_with_the_broker_down_every_watched_answer_is_tried_and_the_failures_are_counted(
+    watched: Question,
+    owner: User,
+    broker_down: None,
+    caplog: pytest.LogCaptureFixture,
+    django_capture_on_commit_callbacks: Capture,
+) -> None:
+    app.conf.task_always_eager = False  # published to the broker (that is down), not run here
+    second = answer_with_three_verdicts(user=owner, text="Is metformin safe?")
+    Watch.objects.create(user=owner, question=second)
+    job = _job_with_files()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        fan_out = services.rechecks_enqueue_after_job(job_id=job.pk, kind="updates", status="done")
+
+    assert (fan_out.queued, fan_out.failed) == (0, 2)
+    for question in (watched, second):
+        assert f"re-check job-{job.pk} of question {question.pk} could not be queued" in caplog.text
+    assert f"job {job.pk}: 2 of 2 watched answers could not be queued for a re-check" in caplog.text
+    assert not Recheck.objects.exists()
