@@ -62,6 +62,28 @@ class Article(models.Model):
         return pubmed_url(self.pmid)
 
 
+class ArticleCounts(models.Model):
+    """How many articles are stored and how many of them the vector index holds, in one row (id 1): the semantic
+    coverage every question records, read without counting the article table (two full scans per question on
+    PostgreSQL at PubMed's size).
+
+    Kept by triggers on the article table (migration 0005), so every write keeps it right whoever makes it: the
+    ingest and embedding steps, a deletion, the admin, another process. A database emptied table by table loses
+    the row; the next read counts once and stores it again (services/articles.py `article_counts_recount`).
+    """
+
+    ROW = 1
+
+    articles = models.BigIntegerField(default=0)
+    embedded = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "article counts"
+
+    def __str__(self) -> str:
+        return f"{self.embedded} of {self.articles} articles embedded"
+
+
 class CorrectionLink(models.Model):
     """One retraction, expression-of-concern or erratum entry of a citation's CommentsCorrectionsList.
 

@@ -6,10 +6,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from indexer.records import ArticleRecord, Author, MeshHeading, Notice
-from webapp.corpus.models import Article
+from webapp.corpus.models import Article, ArticleCounts
 from webapp.corpus.services.retractions import (
     retractions_forget,
     retractions_record_articles,
@@ -93,6 +93,29 @@ def article_upsert_batch(*, records: Sequence[ArticleRecord], source: str = "") 
 def article_delete_batch(*, pmids: Sequence[str]) -> int:
     deleted, _ = Article.objects.filter(pmid__in=list(pmids)).delete()
     return deleted
+
+
+def article_counts() -> tuple[int, int]:
+    """Articles stored, and those the vector index holds: one row the database keeps (ArticleCounts), counted again
+    only when that row is missing."""
+    row = ArticleCounts.objects.filter(pk=ArticleCounts.ROW).values_list("articles", "embedded").first()
+    return row if row is not None else article_counts_recount()
+
+
+def article_counts_recount() -> tuple[int, int]:
+    """Count the articles and store the figures (the triggers keep them from there): when the row is missing, as
+    after a database emptied table by table (a test run's flush, a TRUNCATE), or after a restore that loaded rows
+    around the triggers. Two full counts: never on a question's path but once."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            # No article written between the counts and the store (SQLite's IMMEDIATE transaction holds writers off).
+            with connection.cursor() as cursor:
+                cursor.execute(f"LOCK TABLE {Article._meta.db_table} IN SHARE MODE")
+        articles, embedded = Article.objects.count(), Article.objects.filter(embedded=True).count()
+        ArticleCounts.objects.update_or_create(
+            pk=ArticleCounts.ROW, defaults={"articles": articles, "embedded": embedded}
+        )
+    return articles, embedded
 
 
 def article_record(article: Article) -> ArticleRecord:
