@@ -205,7 +205,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "webapp.api.pagination.Pagination",
     "PAGE_SIZE": 50,
 }
 SPECTACULAR_SETTINGS = {
@@ -220,6 +220,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "SCHEMA_PATH_PREFIX": r"/api/v[0-9]+",  # tags and operation ids from what follows: questions, flags...
+    # After drf-spectacular's own (enums): the answers DRF gives every view alike, and the links between operations.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "webapp.api.schema_hooks.postprocess_shared_responses_and_links",
+    ],
     # Questions and flags both have a `status`; name their enums instead of letting a hash tell them apart.
     "ENUM_NAME_OVERRIDES": {
         "QuestionStatusEnum": "webapp.qa.models.Question.Status",

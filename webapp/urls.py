@@ -25,3 +25,7 @@ urlpatterns = [
     path("", include("webapp.pages.urls")),
     path("", include("webapp.qa.urls")),
 ]
+
+# JSON under /api/, the site's own pages elsewhere (webapp/api/errors.py).
+handler400 = "webapp.api.errors.bad_request"
+handler404 = "webapp.api.errors.page_not_found"

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from webapp.api.serializers.common import ID_BOUNDS
 from webapp.review.models import Flag
 
 
 class FlagCreateSerializer(serializers.Serializer):
-    question = serializers.IntegerField(help_text="The question's id.")
+    question = serializers.IntegerField(**ID_BOUNDS, help_text="The question's id.")
     sentence = serializers.IntegerField(min_value=0, help_text="The answer sentence's position, from 0.")
     reason = serializers.ChoiceField(choices=Flag.Reason.choices)
     pmid = serializers.CharField(
@@ -20,7 +21,7 @@ class FlagCreateSerializer(serializers.Serializer):
 class FlagListQuerySerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Flag.Status.choices, required=False)
     reason = serializers.ChoiceField(choices=Flag.Reason.choices, required=False)
-    question = serializers.IntegerField(required=False, help_text="Only flags on this question.")
+    question = serializers.IntegerField(required=False, **ID_BOUNDS, help_text="Only flags on this question.")
 
 
 class FlagSerializer(serializers.ModelSerializer):
@@ -31,6 +32,14 @@ class FlagSerializer(serializers.ModelSerializer):
     sentence_text = serializers.CharField(source="sentence.display_text", read_only=True)
     flagged_by = serializers.CharField(source="flagged_by.username", default=None, read_only=True, allow_null=True)
     resolved_by = serializers.CharField(source="resolved_by.username", default=None, read_only=True, allow_null=True)
+    # Declared rather than generated: DRF drops `allow_blank` from a generated read-only field, and the schema then
+    # left out the "" every flag has until a reviewer labels it.
+    reviewer_label = serializers.ChoiceField(
+        choices=Flag.Label.choices,
+        allow_blank=True,
+        read_only=True,
+        help_text="The label the reviewer says is right; empty until labelled.",
+    )
     verifier_confirmed = serializers.BooleanField(
         allow_null=True,
         read_only=True,

@@ -12,6 +12,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from indexer.hybrid import Fusion, HybridSettings, Mode
+from webapp.api.serializers.common import ID_BOUNDS
 from webapp.qa.models import Question
 from webapp.qa.payloads import PARENT_HELP, THREAD_HELP
 from webapp.qa.pipeline import RetrievalFilters
@@ -79,6 +80,7 @@ class QuestionCreateSerializer(serializers.Serializer):
     parent = serializers.IntegerField(
         required=False,
         allow_null=True,
+        **ID_BOUNDS,
         help_text="Ask it as a follow-up of this question: one of your own, answered (status done). It joins that "
         "question's thread, searches with its search settings unless others are given, and is given the abstracts "
         "the thread's earlier answers cited besides its own. The API asks `question` as written: write it as a "

@@ -8,6 +8,7 @@ from __future__ import annotations
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
+from webapp.api.serializers.common import ID_BOUNDS
 from webapp.corpus.models import Article
 from webapp.watch.models import Recheck
 
@@ -99,7 +100,7 @@ class NotificationSerializer(serializers.Serializer):
 
 class NotificationsReadSerializer(serializers.Serializer):
     ids = serializers.ListField(
-        child=serializers.IntegerField(),
+        child=serializers.IntegerField(**ID_BOUNDS),
         required=False,
         max_length=1000,
         help_text="The notifications to mark read; all of yours when left out.",
