@@ -9,6 +9,8 @@ pages and the API answer with."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from datetime import datetime
 from typing import TypeVar
 
 from django.conf import settings
@@ -72,34 +74,48 @@ class QuestionRateLimitedError(QuestionRejectedError):
         self.retry_after_seconds = retry_after_seconds
 
 
-def _rate_check(user: AbstractBaseUser | AnonymousUser | None) -> None:
-    per_hour = settings.VERIMED.limits.questions_per_hour
-    if not per_hour or not isinstance(user, User):  # 0 turns it off; command-line questions have no user
+def _hourly_limit_check(
+    user: AbstractBaseUser | AnonymousUser | None,
+    *,
+    per_hour: int,
+    again_at: Callable[..., datetime | None],
+    done: str,
+    resume: str,
+) -> None:
+    """Refuse when `user` has reached `per_hour` in the sliding hour `again_at` counts; `done` and `resume` word it."""
+    if not per_hour or not isinstance(user, User):  # 0 turns it off; the command line's work has no user
         return
     now = timezone.now()
-    again = question_ask_again_at(user_id=user.pk, per_hour=per_hour, now=now)
+    again = again_at(user_id=user.pk, per_hour=per_hour, now=now)
     if again is not None:
         wait = max(1, math.ceil((again - now).total_seconds()))
         raise QuestionRateLimitedError(
-            f"You have asked {per_hour} questions in the last hour, the most allowed. You can ask again at "
+            f"You have {done} in the last hour, the most allowed. You can {resume} at "
             f"{again:%H:%M} UTC (in {math.ceil(wait / 60)} min).",
             retry_after_seconds=wait,
         )
 
 
+def _rate_check(user: AbstractBaseUser | AnonymousUser | None) -> None:
+    per_hour = settings.VERIMED.limits.questions_per_hour
+    _hourly_limit_check(
+        user,
+        per_hour=per_hour,
+        again_at=question_ask_again_at,
+        done=f"asked {per_hour} questions",
+        resume="ask again",
+    )
+
+
 def _model_actions_check(user: AbstractBaseUser | AnonymousUser | None) -> None:
     per_hour = settings.VERIMED.limits.model_actions_per_hour
-    if not per_hour or not isinstance(user, User):  # 0 turns it off; the command line's work has no user
-        return
-    now = timezone.now()
-    again = model_action_again_at(user_id=user.pk, per_hour=per_hour, now=now)
-    if again is not None:
-        wait = max(1, math.ceil((again - now).total_seconds()))
-        raise QuestionRateLimitedError(
-            f"You have started {per_hour} questions, follow-up rewrites, deep checks and re-checks in the last "
-            f"hour, the most allowed. You can start another at {again:%H:%M} UTC (in {math.ceil(wait / 60)} min).",
-            retry_after_seconds=wait,
-        )
+    _hourly_limit_check(
+        user,
+        per_hour=per_hour,
+        again_at=model_action_again_at,
+        done=f"started {per_hour} questions, follow-up rewrites, deep checks and re-checks",
+        resume="start another",
+    )
 
 
 def question_rate_check(*, user: AbstractBaseUser | AnonymousUser | None) -> None:
