@@ -40,8 +40,11 @@ lint: $(VENV)/.installed-test
 	@# The import directions between webapp and the libraries ([tool.importlinter] in pyproject.toml).
 	$(BIN)/lint-imports
 
+# mypy's cache lives beside the wheel cache: a fresh clone (CI's, or a check before resolving) re-checks only the
+# files whose contents differ from a checkout it has seen, rather than the whole project and its stubs.
+MYPY_CACHE ?= $(HOME)/.cache/verimed/mypy
 typecheck: $(VENV)/.installed-test
-	$(BIN)/mypy
+	$(BIN)/mypy --cache-dir $(MYPY_CACHE)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

@@ -6,13 +6,20 @@ import pytest
 
 from generator.base import LLMSettings
 from generator.errors import LLMUnavailableError
-from generator.reading_rate import measure_reading_rate
+from generator.reading_rate import ReadingRate, measure_reading_rate
 from tests.support import TEST_LLM_MODEL
 
 
+@pytest.fixture(scope="module")
+def two_probes(llm_base_url: str) -> tuple[ReadingRate, ReadingRate]:
+    """Two probes in a row against the session's server: each reads a few hundred tokens, so both tests share them."""
+    endpoint = LLMSettings(base_url=llm_base_url, model=TEST_LLM_MODEL)
+    return measure_reading_rate(endpoint), measure_reading_rate(endpoint)
+
+
 @pytest.mark.model
-def test_the_probe_reads_a_few_hundred_tokens_and_reports_a_rate(llm_base_url: str) -> None:
-    rate = measure_reading_rate(LLMSettings(base_url=llm_base_url, model=TEST_LLM_MODEL))
+def test_the_probe_reads_a_few_hundred_tokens_and_reports_a_rate(two_probes: tuple[ReadingRate, ReadingRate]) -> None:
+    rate = two_probes[0]
 
     assert 400 <= rate.prompt_tokens <= 700
     assert rate.seconds > 0
@@ -21,10 +28,11 @@ def test_the_probe_reads_a_few_hundred_tokens_and_reports_a_rate(llm_base_url: s
 
 
 @pytest.mark.model
-def test_a_repeated_probe_is_read_again_rather_than_served_from_the_prompt_cache(llm_base_url: str) -> None:
+def test_a_repeated_probe_is_read_again_rather_than_served_from_the_prompt_cache(
+    two_probes: tuple[ReadingRate, ReadingRate],
+) -> None:
     """Each probe starts with its own nonce: were it served from a cache, the second would take a few ms."""
-    endpoint = LLMSettings(base_url=llm_base_url, model=TEST_LLM_MODEL)
-    first, second = measure_reading_rate(endpoint), measure_reading_rate(endpoint)
+    first, second = two_probes
 
     assert abs(second.prompt_tokens - first.prompt_tokens) <= 10  # the nonce tokenizes a little differently each time
     assert second.seconds > 0.4 * first.seconds

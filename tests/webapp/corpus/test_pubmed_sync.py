@@ -186,6 +186,20 @@ def test_an_unreachable_listing_is_a_clear_command_error(tmp_path: Path) -> None
 
 
 @pytest.mark.django_db
+def test_the_listing_and_its_sidecars_are_retried_as_the_download_settings_say(server: NcbiTestServer) -> None:
+    # eager_tasks sets VERIMED_PUBMED_DOWNLOAD_RETRIES=2: the listing and the sidecars, not only the downloads,
+    # give up after that many failed attempts (they used to try three times and wait seconds between, whatever it said).
+    server.fail_next("baseline", count=2)  # a third attempt would have been answered
+    with pytest.raises(CommandError, match="cannot list"):
+        sync(server)
+    assert len(server.requests_for("baseline")) == 2
+
+    server.fail_next("pubmed26n0001.xml.gz.md5", count=1)
+    sync(server, "--max-files", "1")
+    assert len(server.requests_for("pubmed26n0001.xml.gz.md5")) == 2  # one failed attempt, then the sidecar
+
+
+@pytest.mark.django_db
 def test_the_admin_shows_each_jobs_progress_and_files(server: NcbiTestServer, admin_client: Client) -> None:
     sync(server, "--max-files", "1")
     job = IndexJob.objects.get()

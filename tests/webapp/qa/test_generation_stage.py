@@ -70,13 +70,19 @@ def test_an_abstract_that_does_not_fit_the_window_is_dropped_and_never_linked(
 ) -> None:
     question = retrieved_question()
     retrieved = list(question.retrieved.values_list("pmid", flat=True))
-    # Measure the prompt with both abstracts, then offer a window a little too small for the second one.
+    # Measure the prompt with both abstracts (a few answer tokens do: the prompt is what counts), then offer a
+    # window a little too small for the second one.
+    answer_tokens = settings.VERIMED.generation.max_tokens
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_MAX_TOKENS=16)
     generate.question_generate(question_id=question.pk)
     question.refresh_from_db()
     full_prompt = question.context["prompt_tokens"]
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_MAX_TOKENS=answer_tokens)
     counter = ServerTokenCounter(LLMSettings(base_url=served, model=TEST_LLM_MODEL))
     last_abstract = counter.count(indexed_by_pmid(indexed_articles)[retrieved[-1]].abstract)
-    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_CONTEXT_TOKENS=full_prompt + 150 + 32 - last_abstract - 12)
+    settings.VERIMED = settings.VERIMED.replace(
+        VERIMED_LLM_CONTEXT_TOKENS=full_prompt + answer_tokens + 32 - last_abstract - 12
+    )
     again = retrieved_question()
 
     generate.question_generate(question_id=again.pk)

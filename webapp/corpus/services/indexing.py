@@ -105,15 +105,9 @@ def _checked_local_file(pubmed_file: PubmedFile) -> Path:
 def _downloaded(pubmed_file: PubmedFile) -> tuple[Path, str]:
     remote = ncbi.RemoteFile(name=pubmed_file.name, url=pubmed_file.url, md5_url=f"{pubmed_file.url}.md5")
     with ncbi.default_client() as client:
-        md5 = pubmed_file.md5 or ncbi.fetch_md5(remote, client=client)
-        path = ncbi.download(
-            remote,
-            download_dir(),
-            client=client,
-            expected_md5=md5,
-            retries=settings.VERIMED.pubmed.download_retries,
-            backoff=settings.VERIMED.pubmed.retry_backoff_seconds,
-        )
+        retries, backoff = settings.VERIMED.pubmed.download_retries, settings.VERIMED.pubmed.retry_backoff_seconds
+        md5 = pubmed_file.md5 or ncbi.fetch_md5(remote, client=client, retries=retries, backoff=backoff)
+        path = ncbi.download(remote, download_dir(), client=client, expected_md5=md5, retries=retries, backoff=backoff)
     return path, md5
 
 

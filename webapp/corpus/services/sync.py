@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -13,10 +14,17 @@ from webapp.corpus.services.jobs import index_job_attach_files, index_job_finish
 
 
 def pubmed_listing(*, base_url: str) -> tuple[list[ncbi.RemoteFile], dict[str, str]]:
-    """The files listed at `base_url` and their published md5s (IndexerError when the site cannot be read)."""
+    """The files listed at `base_url` and their published md5s (IndexerError when the site cannot be read).
+
+    The listing and the sidecars are retried like the downloads, by the same settings.
+    """
+    policy = {
+        "retries": settings.VERIMED.pubmed.download_retries,
+        "backoff": settings.VERIMED.pubmed.retry_backoff_seconds,
+    }
     with ncbi.default_client() as client:
-        remote_files = ncbi.list_files(base_url, client=client)
-        md5s = {remote.name: ncbi.fetch_md5(remote, client=client) for remote in remote_files}
+        remote_files = ncbi.list_files(base_url, client=client, **policy)
+        md5s = {remote.name: ncbi.fetch_md5(remote, client=client, **policy) for remote in remote_files}
     return remote_files, md5s
 
 

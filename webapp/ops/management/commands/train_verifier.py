@@ -57,6 +57,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--limit", type=int, help="Use only this many training pairs (a quick smoke run).")
         parser.add_argument(
+            "--seed",
+            type=int,
+            default=13,
+            help="Shuffling and counterfactual draws; a further epoch from a checkpoint takes a new one.",
+        )
+        parser.add_argument(
             "--extra",
             action="append",
             help="Extra sources, comma-separated or repeated (default bioasq,pubmedqa; giving any replaces it): "
@@ -105,6 +111,7 @@ class Command(BaseCommand):
             extra_data=extra,
             counterfactual_fraction=options["counterfactuals"],
             precision=options["precision"],
+            seed=options["seed"],
         )
         summary = run_verifier_training(
             config,
