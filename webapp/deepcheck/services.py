@@ -17,7 +17,7 @@ from webapp.deepcheck.pipeline import HybridClaimSearch
 from webapp.qa.llm import llm_for
 from webapp.qa.models import ModelAction, Question
 from webapp.qa.pipeline import SITE_LANGUAGE_MODEL, SITE_VERIFIER, pipeline_rereading
-from webapp.qa.services.admission import model_work_admit
+from webapp.qa.services.admission import model_work_admit, model_work_withdraw
 from webapp.qa.verification import answer_verifier, question_verification_inputs
 from webapp.review.services import FlagRejectedError, flag_create
 from webapp.task_publishing import task_publish_or_record
@@ -53,7 +53,7 @@ def deep_check_start(
         if check is not None and (check.in_progress or not rerun):
             return check
         # Before the row is stored: a refusal stores nothing, and the queue valve does not count this check itself.
-        model_work_admit(user=user, kind=ModelAction.Kind.DEEP_CHECK, queued=enqueue)
+        action_id = model_work_admit(user=user, kind=ModelAction.Kind.DEEP_CHECK, queued=enqueue)
         if check is None:
             check = DeepCheck(question=question)
         check.status, check.stage, check.progress = DeepCheck.Status.QUEUED, "", 0
@@ -67,17 +67,22 @@ def deep_check_start(
         check.save()
         run = check.run
         if enqueue:
-            transaction.on_commit(lambda: deep_check_enqueue(deep_check_id=check.pk, run=run))
+            transaction.on_commit(lambda: deep_check_enqueue(deep_check_id=check.pk, run=run, action_id=action_id))
     return check
 
 
-def deep_check_enqueue(*, deep_check_id: int, run: int | None = None) -> bool:
+def deep_check_enqueue(*, deep_check_id: int, run: int | None = None, action_id: int | None = None) -> bool:
+    """Publish the check's task. When the broker cannot take it the check fails with the reason, and the start's
+    model action (`action_id`) is withdrawn: work that never started is not counted against the person's limit."""
+
+    def unreachable() -> None:
+        model_work_withdraw(action_id=action_id)
+        deep_check_fail(deep_check_id=deep_check_id, reason="The task queue is unreachable; please try again shortly.")
+
     return task_publish_or_record(
         signature(TASK_NAME, args=(deep_check_id,), kwargs={} if run is None else {"run": run}),
         what=f"deep check {deep_check_id}",
-        record_unreachable=lambda: deep_check_fail(
-            deep_check_id=deep_check_id, reason="The task queue is unreachable; please try again shortly."
-        ),
+        record_unreachable=unreachable,
     )
 
 

@@ -16,7 +16,7 @@ from webapp.accounts.roles import AnyUser
 from webapp.corpus.models import IndexJob
 from webapp.qa.models import CitationVerdict, ModelAction, Question
 from webapp.qa.pipeline import stored_pipeline
-from webapp.qa.services.admission import QuestionRejectedError, model_work_admit, question_create
+from webapp.qa.services.admission import QuestionRejectedError, model_work_admit, model_work_withdraw, question_create
 from webapp.qa.verification import question_verification_inputs
 from webapp.task_publishing import task_publish_or_record
 from webapp.watch.changes import AnswerState, answer_changes, changes_json, changes_summary, next_state, verdict_key
@@ -77,9 +77,9 @@ def recheck_request(*, question: Question, user: AnyUser) -> str:
     key = f"manual-{uuid.uuid4().hex}"
     unqueued: list[RecheckNotQueuedError] = []
 
-    def withdraw(action_ids: list[int]) -> None:
+    def withdraw(action_id: int | None) -> None:
         # Nothing waits on a re-check that was never queued: the person is told, and the click is not counted.
-        ModelAction.objects.filter(pk__in=action_ids).delete()
+        model_work_withdraw(action_id=action_id)
         unqueued.append(
             RecheckNotQueuedError(
                 "The task queue is unreachable, so the answer was not re-checked. Please try again shortly."
@@ -87,17 +87,14 @@ def recheck_request(*, question: Question, user: AnyUser) -> str:
         )
 
     with transaction.atomic():
-        model_work_admit(user=user, kind=ModelAction.Kind.RECHECK)
-        # The row the admission just added: the newest this transaction can see.
-        mine = ModelAction.objects.filter(user_id=_signed_in(user), kind=ModelAction.Kind.RECHECK).order_by("-pk")
-        action_ids = list(mine.values_list("pk", flat=True)[:1])
+        action_id = model_work_admit(user=user, kind=ModelAction.Kind.RECHECK)
         # Published once the admission is committed: in a request (autocommit) that is before this returns.
         transaction.on_commit(
             lambda: _publish(
                 question_id=question.pk,
                 trigger=Recheck.Trigger.MANUAL,
                 key=key,
-                unreachable=lambda: withdraw(action_ids),
+                unreachable=lambda: withdraw(action_id),
             )
         )
     if unqueued:

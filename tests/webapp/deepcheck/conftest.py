@@ -13,6 +13,7 @@ from pytest_django.fixtures import Settings
 
 from indexer.base import FusedHit
 from tests.webapp.factories import answer_awaiting_verification
+from tests.webapp.qa.test_backend_faults import broker_down  # noqa: F401 (a fixture the deep-check tests use)
 from webapp.corpus.models import Article
 from webapp.deepcheck import pipeline
 from webapp.qa.models import Question

@@ -35,7 +35,9 @@ def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int | None]]:
     """(check, run) of each deep check handed to the broker."""
     calls: list[tuple[int, int | None]] = []
     monkeypatch.setattr(
-        services, "deep_check_enqueue", lambda *, deep_check_id, run=None: calls.append((deep_check_id, run))
+        services,
+        "deep_check_enqueue",
+        lambda *, deep_check_id, run=None, action_id=None: calls.append((deep_check_id, run)),
     )
     return calls
 
@@ -164,6 +166,22 @@ def test_running_it_again_past_the_hourly_limit_is_refused_with_429_and_retry_af
 
     assert DeepCheck.objects.get().status == DeepCheck.Status.DONE
     assert ModelAction.objects.filter(kind=ModelAction.Kind.DEEP_CHECK).count() == 2
+
+
+# Committed for real (not in a test's transaction): the check is published as its admission commits.
+@pytest.mark.django_db(transaction=True)
+def test_a_deep_check_the_broker_cannot_take_fails_with_the_reason_and_is_not_counted(
+    broker_down: None, answered: Question, owner: User, researcher_client: Client
+) -> None:
+    response = _start_json(researcher_client, answered)
+
+    assert response.status_code != 500
+    check = DeepCheck.objects.get()
+    assert check.status == DeepCheck.Status.FAILED
+    assert check.error == "The task queue is unreachable; please try again shortly."
+    assert not ModelAction.objects.filter(kind=ModelAction.Kind.DEEP_CHECK).exists(), (
+        "work never started is not counted"
+    )
 
 
 def test_a_full_queue_refuses_a_deep_check_with_503_and_stores_nothing(

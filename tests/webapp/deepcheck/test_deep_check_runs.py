@@ -27,7 +27,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
-    monkeypatch.setattr(services, "deep_check_enqueue", lambda *, deep_check_id, run=None: calls.append(deep_check_id))
+    monkeypatch.setattr(
+        services, "deep_check_enqueue", lambda *, deep_check_id, run=None, action_id=None: calls.append(deep_check_id)
+    )
     return calls
 
 

@@ -125,18 +125,26 @@ def question_rate_check(*, user: AbstractBaseUser | AnonymousUser | None) -> Non
 
 def model_work_admit(
     *, user: AbstractBaseUser | AnonymousUser | None, kind: ModelAction.Kind, queued: bool = True
-) -> None:
+) -> int | None:
     """Admit model work other than a question (which `question_create` admits): the person's hourly limit on model
     actions and, for work `queued` for the workers, the queue valve; then record it, for the hourly limit. Call it
     inside the transaction that stores the work: a refusal raises (QuestionRateLimitedError, QueueFullError) before
-    anything is stored, and a rollback un-records it."""
+    anything is stored, and a rollback un-records it. Returns the recorded action's id (None for no signed-in
+    person), for `model_work_withdraw` when the work could not be queued after all."""
     _model_actions_check(user)
     if queued:
         _queue_check()
-    if isinstance(user, User):
-        # Rows past the window count for nothing any more: each person's are cleared as they add one.
-        ModelAction.objects.filter(user=user, created_at__lte=timezone.now() - WINDOW).delete()
-        ModelAction.objects.create(user=user, kind=kind)
+    if not isinstance(user, User):
+        return None
+    # Rows past the window count for nothing any more: each person's are cleared as they add one.
+    ModelAction.objects.filter(user=user, created_at__lte=timezone.now() - WINDOW).delete()
+    return int(ModelAction.objects.create(user=user, kind=kind).pk)
+
+
+def model_work_withdraw(*, action_id: int | None) -> None:
+    """Un-count an admitted action whose work never started (the broker could not take it)."""
+    if action_id is not None:
+        ModelAction.objects.filter(pk=action_id).delete()
 
 
 def question_max_chars() -> int:
