@@ -16,18 +16,20 @@ logger = logging.getLogger(__name__)
 PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 1.0}
 
 
-def task_publish(task: Signature) -> None:
-    """Publish `task`, retrying briefly; the broker's error is raised when it cannot take it."""
-    task.apply_async(retry=True, retry_policy=PUBLISH_RETRY_POLICY)
+def task_publish(task: Signature, *, retry: bool = True) -> None:
+    """Publish `task`, retrying briefly unless `retry` is off; the broker's error is raised when it cannot take it."""
+    task.apply_async(retry=retry, retry_policy=PUBLISH_RETRY_POLICY)
 
 
-def task_publish_or_record(task: Signature, *, what: str, record_unreachable: Callable[[], None]) -> bool:
+def task_publish_or_record(
+    task: Signature, *, what: str, record_unreachable: Callable[[], None], retry: bool = True
+) -> bool:
     """Publish `task`; when the broker cannot take it, log it, call `record_unreachable` (which tells the waiting row
     why) and return False."""
     from kombu.exceptions import OperationalError
 
     try:
-        task_publish(task)
+        task_publish(task, retry=retry)
     except (OperationalError, ConnectionError, OSError) as exc:
         logger.warning("%s could not be queued: %s", what, exc)
         record_unreachable()

@@ -60,12 +60,15 @@ class RecheckNotQueuedError(QuestionRejectedError):
     retry_after_seconds = 60
 
 
-def _publish(*, question_id: int, trigger: Recheck.Trigger, key: str, unreachable: Callable[[], None]) -> bool:
+def _publish(
+    *, question_id: int, trigger: Recheck.Trigger, key: str, unreachable: Callable[[], None], retry: bool = True
+) -> bool:
     """Hand one re-check to the workers; False, logged with the key and question, when the broker cannot take it."""
     return task_publish_or_record(
         signature(RECHECK_TASK, args=(question_id, str(trigger), key)),
         what=f"re-check {key} of question {question_id}",
         record_unreachable=unreachable,
+        retry=retry,
     )
 
 
@@ -128,10 +131,13 @@ def rechecks_enqueue_after_job(*, job_id: int, kind: str, status: str) -> Rechec
     question_ids = sorted(
         set(Watch.objects.filter(question__status=Question.Status.DONE).values_list("question_id", flat=True))
     )
-    failed = sum(
-        not _publish(question_id=question_id, trigger=trigger, key=f"job-{job_id}", unreachable=lambda: None)
-        for question_id in question_ids
-    )
+    failed = 0
+    for question_id in question_ids:
+        # Once the broker has refused one even after the publishing retries, the rest get one attempt each: a broker
+        # that is down would otherwise hold the job's finish for the retries' pauses once per watched answer.
+        failed += not _publish(
+            question_id=question_id, trigger=trigger, key=f"job-{job_id}", unreachable=lambda: None, retry=not failed
+        )
     queued = len(question_ids) - failed
     if queued:
         logger.info("job %s: %d watched answers queued for a re-check", job_id, queued)

@@ -14,6 +14,7 @@ from django.db import transaction
 import webapp.watch.tasks  # noqa: F401  (registers the task the services name)
 from tests.webapp.factories import answer_with_three_verdicts
 from tests.webapp.watch.conftest import FakeSearch
+from webapp import task_publishing
 from webapp.celery import app
 from webapp.corpus.models import IndexJob
 from webapp.corpus.services.jobs import index_job_finish, index_job_finish_if_complete
@@ -160,3 +161,26 @@ def test_with_the_broker_down_every_watched_answer_is_tried_and_the_failures_are
         assert f"re-check job-{job.pk} of question {question.pk} could not be queued" in caplog.text
     assert f"job {job.pk}: 2 of 2 watched answers could not be queued for a re-check" in caplog.text
     assert not Recheck.objects.exists()
+
+
+def test_with_the_broker_down_only_the_first_re_check_waits_through_the_publishing_retries(
+    watched: Question,
+    owner: User,
+    broker_down: None,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Capture,
+) -> None:
+    app.conf.task_always_eager = False
+    for number in range(3):
+        Watch.objects.create(user=owner, question=answer_with_three_verdicts(user=owner, text=f"Question {number}?"))
+    retries: list[bool] = []
+    publish = task_publishing.task_publish
+    monkeypatch.setattr(
+        task_publishing, "task_publish", lambda task, *, retry=True: (retries.append(retry), publish(task, retry=retry))
+    )
+
+    with django_capture_on_commit_callbacks(execute=True):
+        fan_out = services.rechecks_enqueue_after_job(job_id=_job_with_files().pk, kind="updates", status="done")
+
+    assert (fan_out.queued, fan_out.failed) == (0, 4), "every watched answer was still tried"
+    assert retries == [True, False, False, False]
