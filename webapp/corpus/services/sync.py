@@ -18,13 +18,13 @@ def pubmed_listing(*, base_url: str) -> tuple[list[ncbi.RemoteFile], dict[str, s
 
     The listing and the sidecars are retried like the downloads, by the same settings.
     """
-    policy = {
-        "retries": settings.VERIMED.pubmed.download_retries,
-        "backoff": settings.VERIMED.pubmed.retry_backoff_seconds,
-    }
+    retries, backoff = settings.VERIMED.pubmed.download_retries, settings.VERIMED.pubmed.retry_backoff_seconds
     with ncbi.default_client() as client:
-        remote_files = ncbi.list_files(base_url, client=client, **policy)
-        md5s = {remote.name: ncbi.fetch_md5(remote, client=client, **policy) for remote in remote_files}
+        remote_files = ncbi.list_files(base_url, client=client, retries=retries, backoff=backoff)
+        md5s = {
+            remote.name: ncbi.fetch_md5(remote, client=client, retries=retries, backoff=backoff)
+            for remote in remote_files
+        }
     return remote_files, md5s
 
 
