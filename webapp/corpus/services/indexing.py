@@ -35,6 +35,11 @@ def _reached(pubmed_file: PubmedFile, status: PubmedFile.Status) -> bool:
     return _ORDER.index(PubmedFile.Status(pubmed_file.status)) >= _ORDER.index(status)
 
 
+def download_retry_policy() -> tuple[int, float]:
+    """(failed attempts in a row, first backoff in seconds) for every request to NCBI's site: files, listings, md5s."""
+    return settings.VERIMED.pubmed.download_retries, settings.VERIMED.pubmed.retry_backoff_seconds
+
+
 def download_dir() -> Path:
     return Path(settings.VERIMED.paths.pubmed_dir)
 
@@ -105,7 +110,7 @@ def _checked_local_file(pubmed_file: PubmedFile) -> Path:
 def _downloaded(pubmed_file: PubmedFile) -> tuple[Path, str]:
     remote = ncbi.RemoteFile(name=pubmed_file.name, url=pubmed_file.url, md5_url=f"{pubmed_file.url}.md5")
     with ncbi.default_client() as client:
-        retries, backoff = settings.VERIMED.pubmed.download_retries, settings.VERIMED.pubmed.retry_backoff_seconds
+        retries, backoff = download_retry_policy()
         md5 = pubmed_file.md5 or ncbi.fetch_md5(remote, client=client, retries=retries, backoff=backoff)
         path = ncbi.download(remote, download_dir(), client=client, expected_md5=md5, retries=retries, backoff=backoff)
     return path, md5

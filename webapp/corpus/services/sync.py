@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from indexer import ncbi
 from webapp.corpus.models import IndexJob, PubmedFile
-from webapp.corpus.services.indexing import local_path
+from webapp.corpus.services.indexing import download_retry_policy, local_path
 from webapp.corpus.services.joblog import index_job_log
 from webapp.corpus.services.jobs import index_job_attach_files, index_job_finish
 
@@ -18,7 +17,7 @@ def pubmed_listing(*, base_url: str) -> tuple[list[ncbi.RemoteFile], dict[str, s
 
     The listing and the sidecars are retried like the downloads, by the same settings.
     """
-    retries, backoff = settings.VERIMED.pubmed.download_retries, settings.VERIMED.pubmed.retry_backoff_seconds
+    retries, backoff = download_retry_policy()
     with ncbi.default_client() as client:
         remote_files = ncbi.list_files(base_url, client=client, retries=retries, backoff=backoff)
         md5s = {
