@@ -27,11 +27,12 @@ from generator.claims import claims_from_answer
 from generator.context_focus import focused_context, packed_context
 from generator.generate import generate_answer
 from generator.generation_settings import GenerationSettings
+from generator.packing import PackedContext
 from generator.prompts import STANCE_SYSTEM, STANCE_USER
 from generator.reading_rate import measure_reading_rate
 from generator.registry import build_llm, build_token_counter
 from generator.serve import served_model
-from indexer.base import Embedder
+from indexer.base import Embedder, FusedHit
 from indexer.evaluation_index import EvaluationIndex, build_evaluation_index
 from indexer.hybrid import HybridSettings, hybrid_search
 from indexer.records import ArticleRecord
@@ -173,25 +174,10 @@ def evaluate_generation(
         lead_abstract_sentences=generation.lead_abstract_sentences,
     )
     for done, item in enumerate(items, start=1):
-        hits = hybrid_search(
-            item.question,
-            lexical=index.lexical,
-            vectors=index.vectors,
-            embedder=embedder,
-            settings=retrieval,
-            abstracts=lambda pmids: {
-                pmid: (index.articles[pmid].title, index.articles[pmid].abstract)
-                for pmid in pmids
-                if pmid in index.articles
-            },
+        hits = index_search(item.question, index=index, embedder=embedder, retrieval=retrieval)
+        packed = answer_prompt(
+            item.question, hits, index=index, embedder=embedder, counter=counter, generation=generation
         )
-        context = focused_context(
-            item.question,
-            [ContextAbstract(pmid=hit.pmid, title="", abstract=index.articles[hit.pmid].abstract) for hit in hits],
-            embedder=embedder,
-            options=generation,
-        )
-        packed = packed_context(item.question, context, generation, counter=counter)
         given = [abstract.pmid for abstract in packed.abstracts]
         try:
             answer = generate_answer(llm, packed.prompt, generation.sampling(), given_pmids=given)
@@ -205,15 +191,7 @@ def evaluate_generation(
             run.ttft_ms.append(answer.ttft_ms)
         run.tokens_per_s.append(answer.tokens_per_s)
         run.seconds.append(answer.seconds)
-        stance = parse_stance(
-            llm.complete_chat(
-                [
-                    {"role": "system", "content": STANCE_SYSTEM},
-                    {"role": "user", "content": STANCE_USER.format(question=item.question, answer=answer.text)},
-                ],
-                max_tokens=3,
-            )
-        )
+        stance = llm_stance(llm, item.question, answer.text)
         run.stance_counts[stance] += 1
         run.stance_agree += stance == item.final_decision
         if len(run.examples) < 5:
@@ -222,6 +200,61 @@ def evaluate_generation(
             )
         progress(done, run)
     return run
+
+
+def index_search(
+    question: str, *, index: EvaluationIndex, embedder: Embedder, retrieval: HybridSettings
+) -> list[FusedHit]:
+    """The product's hybrid search over an evaluation index, query expansion reading the index's own abstracts."""
+    return hybrid_search(
+        question,
+        lexical=index.lexical,
+        vectors=index.vectors,
+        embedder=embedder,
+        settings=retrieval,
+        abstracts=lambda pmids: {
+            pmid: (index.articles[pmid].title, index.articles[pmid].abstract)
+            for pmid in pmids
+            if pmid in index.articles
+        },
+    )
+
+
+def answer_prompt(
+    question: str,
+    hits: Sequence[FusedHit],
+    *,
+    index: EvaluationIndex,
+    embedder: Embedder,
+    counter: TokenCounter,
+    generation: GenerationSettings,
+) -> PackedContext:
+    """The prompt the product would send for `question` and these hits: focused, then packed to the model's window."""
+    context = focused_context(
+        question,
+        [
+            ContextAbstract(
+                pmid=hit.pmid, title=index.articles[hit.pmid].title, abstract=index.articles[hit.pmid].abstract
+            )
+            for hit in hits
+        ],
+        embedder=embedder,
+        options=generation,
+    )
+    return packed_context(question, context, generation, counter=counter)
+
+
+def llm_stance(llm: LLM, question: str, answer_text: str) -> str:
+    """The answer's stance as the same LLM reads it in a separate short call: yes, no or maybe."""
+    return parse_stance(
+        llm.complete_chat(
+            [
+                {"role": "system", "content": STANCE_SYSTEM},
+                {"role": "user", "content": STANCE_USER.format(question=question, answer=answer_text)},
+            ],
+            max_tokens=3,
+        )
+    )
 
 
 def _score(

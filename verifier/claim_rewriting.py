@@ -94,6 +94,25 @@ _REQUEST = re.compile(
 _OPEN_QUESTION = re.compile(r"^(?:what|which|who|whom|whose|when|where|why|how)\b", re.I)
 
 
+# A title asked as a question, as many papers (and PubMedQA's questions) are: "Aripiprazole: a new risk factor for
+# pathological gambling?" asks whether aripiprazole is one. Read only where the part after the colon opens as a
+# predicate would (an article, "another", an opener such as "really", or a predicate adjective), never a verb phrase
+# ("Starting insulin: continue oral agents?" is no claim to rewrite).
+_TITLE_QUESTION = re.compile(r"^(?P<subject>[^:?]{3,}?)\s*(?::|--)\s*(?P<predicate>[^:?]{3,}?)\s*\?$")
+_TITLE_PREDICATE_OPENERS = _ARTICLES | {"another"} | _PREDICATE_OPENERS | _PREDICATE_WORDS
+
+
+def title_question_claim(question: str) -> str | None:
+    """ "Subject: a predicate?" as "Subject is a predicate."; None for any other form."""
+    match = _TITLE_QUESTION.match(" ".join(question.split()))
+    if match is None or _OPEN_QUESTION.match(match.group("predicate")):
+        return None
+    predicate = match.group("predicate")
+    if _first_word(predicate).strip(",") not in _TITLE_PREDICATE_OPENERS or _first_word(predicate) in AUXILIARIES:
+        return None
+    return f"{_capitalise(match.group('subject').strip())} is {predicate}."
+
+
 def is_yes_no_question(text: str) -> bool:
     """Asked by its form, as BioASQ's yes/no questions are written: an auxiliary verb first ("Is X effective for
     Y?"), or after a leading clause ("In adults, is X ...?", "Double reading: is it necessary?"), or a statement
@@ -112,13 +131,17 @@ def is_yes_no_question(text: str) -> bool:
         return False
     if _first_word(flat).strip(",") in AUXILIARIES:
         return True
-    return flat.endswith("?") and not _OPEN_QUESTION.match(flat) and _LEADING_CLAUSE.match(bare) is not None
+    if not flat.endswith("?") or _OPEN_QUESTION.match(flat):
+        return False
+    return _LEADING_CLAUSE.match(bare) is not None or title_question_claim(flat) is not None
 
 
 def yes_no_claim(question: str) -> str | None:
     """The claim a yes/no question asks about ("Is X effective?" -> "X is effective."); None when the question is
     not yes/no by its form or the rules cannot read it."""
-    return question_to_claim(question) if is_yes_no_question(question) else None
+    if not is_yes_no_question(question):
+        return None
+    return question_to_claim(question) or title_question_claim(question)
 
 
 def question_to_claim(question: str) -> str | None:

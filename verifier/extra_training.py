@@ -97,18 +97,24 @@ def pubmedqa_pairs(data_root: Path) -> list[ClaimDocumentPair]:
     test_ids = set(json.loads((data_root / PUBMEDQA_TEST_IDS).read_text(encoding="utf-8")))
     pairs: list[ClaimDocumentPair] = []
     for pmid, item in items.items():
-        decision = str(item.get("final_decision", "")).lower()
-        if pmid in test_ids or decision not in ("yes", "no"):
+        if not pubmedqa_trains_on(pmid, item, test_ids):
             continue
+        decision = str(item["final_decision"]).lower()
         claim = question_to_claim(str(item["QUESTION"]))
-        if claim is None:
-            continue
+        assert claim is not None  # pubmedqa_trains_on read it
         text = " ".join([*item.get("CONTEXTS", []), str(item.get("LONG_ANSWER", ""))])
         document = Document(doc_id=f"pubmed:{pmid}", title="", sentences=tuple(sentence_texts(text)))
         pairs.append(
             ClaimDocumentPair(f"pubmedqa:{pmid}", claim, document, SUPPORT if decision == "yes" else CONTRADICT, ())
         )
     return pairs
+
+
+def pubmedqa_trains_on(pmid: str, item: dict[str, Any], test_ids: set[str]) -> bool:
+    """Whether `pubmedqa_pairs` makes a training pair of this PQA-L item: a yes or no outside the test ids whose
+    question the rewrite reads. The items it does not train on are the bottom line's PubMedQA dev questions."""
+    decision = str(item.get("final_decision", "")).lower()
+    return pmid not in test_ids and decision in ("yes", "no") and question_to_claim(str(item["QUESTION"])) is not None
 
 
 def counterfactual_pairs(

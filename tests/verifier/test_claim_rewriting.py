@@ -7,7 +7,13 @@ import json
 import pytest
 from django.conf import settings
 
-from verifier.claim_rewriting import is_yes_no_question, question_to_claim, third_person, yes_no_claim
+from verifier.claim_rewriting import (
+    is_yes_no_question,
+    question_to_claim,
+    third_person,
+    title_question_claim,
+    yes_no_claim,
+)
 from verifier.extra_training import bioasq_yes_no_questions
 
 
@@ -181,3 +187,36 @@ def test_pubmedqa_questions_mostly_rewrite_too() -> None:
     questions = [item["QUESTION"] for item in items.values() if item["final_decision"] != "maybe"]
 
     assert sum(question_to_claim(question) is not None for question in questions) / len(questions) >= 0.85
+
+
+@pytest.mark.parametrize(
+    ("question", "claim"),
+    [
+        (
+            "Inhibin: a new circulating marker of hydatidiform mole?",
+            "Inhibin is a new circulating marker of hydatidiform mole.",
+        ),
+        ("Rotator cuff tear--an occupational disease?", "Rotator cuff tear is an occupational disease."),
+        ("Stage I lung carcinoma: really an early stage?", "Stage I lung carcinoma is really an early stage."),
+        (
+            "Devascularization in portal hypertension: safe and effective?",
+            "Devascularization in portal hypertension is safe and effective.",
+        ),
+    ],
+)
+def test_a_title_asked_as_a_question_is_a_yes_no_claim(question, claim):
+    assert is_yes_no_question(question)
+    assert yes_no_claim(question) == claim
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Starting insulin in type 2 diabetes: continue oral hypoglycemic agents?",  # a verb phrase, not a predicate
+        "Statins: which patients benefit?",  # an open question after the colon
+        "Inhibin: a new circulating marker of hydatidiform mole",  # a title, not asked
+    ],
+)
+def test_other_titles_are_not_read_as_claims(question):
+    assert title_question_claim(question) is None
+    assert yes_no_claim(question) is None

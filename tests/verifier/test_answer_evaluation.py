@@ -1,0 +1,166 @@
+"""`evaluate answers`: which questions each split holds, and how the bottom line is scored against the gold answer.
+
+The retrieval and the verifier here are the fast fakes (FakeEmbedder, the word-overlap classifier): these tests are
+about the measuring, not about the models; the real models are measured by the benchmark itself.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from indexer.evaluation_index import build_evaluation_index
+from indexer.fake_embedder import FakeEmbedder
+from indexer.hybrid import HybridSettings
+from verifier.answer_evaluation import (
+    BIOASQ,
+    PUBMEDQA,
+    SetReport,
+    bioasq_questions,
+    pubmedqa_questions,
+    pubmedqa_records,
+    read_questions,
+    wilson_interval,
+)
+from verifier.bottom_line import BottomLineRule
+from verifier.extra_training import PUBMEDQA_LABELLED, PUBMEDQA_TEST_IDS, pubmedqa_pairs
+from verifier.fake_classifier import FakeClaimClassifier
+from verifier.fake_evidence import FakeEvidenceFinder
+from verifier.verify import AnswerVerifier
+
+PQAL = {
+    "101": {
+        "QUESTION": "Is aspirin effective for preventing colorectal adenoma?",
+        "CONTEXTS": ["We randomised 500 adults to aspirin or placebo."],
+        "LONG_ANSWER": "Aspirin is effective for preventing colorectal adenoma.",
+        "final_decision": "yes",
+    },
+    "102": {
+        "QUESTION": "Is vitamin E effective for preventing stroke?",
+        "CONTEXTS": ["A cohort of 9,000 nurses took vitamin E for ten years."],
+        "LONG_ANSWER": "Vitamin E is not effective for preventing stroke.",
+        "final_decision": "no",
+    },
+    "103": {
+        "QUESTION": "Is zinc useful for the common cold?",
+        "CONTEXTS": ["Trials of zinc lozenges disagree."],
+        "LONG_ANSWER": "The evidence on zinc is inconsistent.",
+        "final_decision": "maybe",
+    },
+    "104": {
+        "QUESTION": "Aripiprazole: a new risk factor for pathological gambling?",  # the rewrite cannot read it
+        "CONTEXTS": ["Case reports of gambling."],
+        "LONG_ANSWER": "Aripiprazole may be a risk factor.",
+        "final_decision": "yes",
+    },
+    "105": {
+        "QUESTION": "Is metformin associated with lower cancer incidence?",
+        "CONTEXTS": ["A registry study of metformin users."],
+        "LONG_ANSWER": "Metformin is associated with lower cancer incidence.",
+        "final_decision": "yes",
+    },
+}
+TEST_IDS = {"101": "yes", "102": "no", "103": "maybe", "104": "yes"}
+
+
+@pytest.fixture
+def pqal(tmp_path: Path) -> tuple[Path, Path]:
+    data, ids = tmp_path / "ori_pqal.json", tmp_path / "test_ground_truth.json"
+    data.write_text(json.dumps(PQAL))
+    ids.write_text(json.dumps(TEST_IDS))
+    return data, ids
+
+
+def test_the_test_split_is_the_official_ids_and_dev_is_what_the_verifier_never_trained_on(pqal):
+    data, ids = pqal
+    assert {question.qid for question in pubmedqa_questions(data, ids, split="test")} == set(TEST_IDS)
+    # 105 is a readable yes outside the test ids: the verifier trained on it, so it is not dev.
+    assert pubmedqa_questions(data, ids, split="dev") == []
+    with pytest.raises(ValueError, match="unknown PubMedQA split"):
+        pubmedqa_questions(data, ids, split="train")
+
+
+def test_the_dev_split_of_the_real_pqal_shares_no_question_with_the_test_ids_or_the_verifiers_training(
+    data_dir, monkeypatch
+):
+    # Which items become training pairs does not depend on how their abstracts split into sentences: skip the splitter.
+    monkeypatch.setattr("verifier.extra_training.sentence_texts", lambda text: [text])
+    dev = pubmedqa_questions(data_dir / PUBMEDQA_LABELLED, data_dir / PUBMEDQA_TEST_IDS, split="dev")
+    test_ids = set(json.loads((data_dir / PUBMEDQA_TEST_IDS).read_text()))
+    trained = {pair.claim_id.removeprefix("pubmedqa:") for pair in pubmedqa_pairs(data_dir)}
+    dev_ids = {question.qid for question in dev}
+    assert dev_ids
+    assert not dev_ids & test_ids
+    assert not dev_ids & trained
+    # Everything outside the test ids is either trained on or dev: nothing silently lost.
+    all_ids = set(json.loads((data_dir / PUBMEDQA_LABELLED).read_text()))
+    assert dev_ids | trained == all_ids - test_ids
+
+
+def test_pubmedqa_abstracts_are_indexed_as_published_with_their_conclusion(pqal):
+    data, _ = pqal
+    records = {record.pmid: record for record in pubmedqa_records(data)}
+    assert records["102"].abstract.endswith("Vitamin E is not effective for preventing stroke.")
+    assert records["102"].abstract.startswith("A cohort")
+
+
+def test_bioasq_questions_are_the_yes_no_ones_with_their_gold(tmp_path):
+    path = tmp_path / "questions.jsonl"
+    rows = [
+        {"id": "a", "body": "Is X a kinase?", "type": "yesno", "exact_answer": "yes", "gold_pmids": ["1"]},
+        {"id": "b", "body": "Which genes?", "type": "list", "exact_answer": [["X"]], "gold_pmids": ["2"]},
+        {"id": "c", "body": "Is Y secreted?", "type": "yesno", "exact_answer": ["No"], "gold_pmids": []},
+    ]
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n\n")
+    assert [(q.qid, q.gold, q.own_pmids, q.source) for q in bioasq_questions(path)] == [
+        ("a", "yes", ("1",), BIOASQ),
+        ("c", "no", (), BIOASQ),
+    ]
+
+
+def test_wilson_interval_is_honest_about_few_questions():
+    assert wilson_interval(20, 24) == (0.641, 0.933)
+    assert wilson_interval(0, 0) == (0.0, 0.0)
+    low, high = wilson_interval(400, 500)
+    assert low < 0.8 < high
+    assert high - low < 0.08
+
+
+def test_a_run_reads_each_question_and_counts_an_unreadable_one_as_not_enough_evidence(pqal, tmp_path):
+    data, ids = pqal
+    embedder = FakeEmbedder()
+    index = build_evaluation_index(pubmedqa_records(data), tmp_path / "index", embedder)
+    verifier = AnswerVerifier(FakeClaimClassifier(), FakeEvidenceFinder())
+    questions = pubmedqa_questions(data, ids, split="test")
+    try:
+        readings = read_questions(
+            questions, index=index, embedder=embedder, retrieval=HybridSettings(), verifier=verifier, write=print
+        )
+    finally:
+        index.close()
+    by_id = {reading.question.qid: reading for reading in readings}
+    assert by_id["104"].claim is None
+    assert by_id["104"].votes == ()
+    assert by_id["101"].claim == "Aspirin is effective for preventing colorectal adenoma."
+    assert by_id["101"].own_rank == 0
+    assert all(reading.own_rank is not None for reading in readings)
+
+    rule = BottomLineRule(rank_decay=0.8, unclear_weight=1.0, minimum_weight=0.5, majority=0.7)
+    summary = SetReport(name=PUBMEDQA, corpus="5 PQA-L abstracts", readings=readings, rule=rule).summary()
+    assert summary["n"] == 4
+    assert summary["no_readable_claim"] == 1
+    # Each question lands in exactly one cell of its gold row; the unreadable "yes" is Not enough evidence.
+    assert sum(sum(row.values()) for row in summary["confusion"].values()) == 4
+    assert summary["confusion"]["yes"]["not_enough"] >= 1
+    assert summary["abstain_rate"] >= 0.25
+    right = sum(summary["confusion"][gold][answer] for gold, answer in [("yes", "yes"), ("no", "no")])
+    right += summary["confusion"]["maybe"]["mixed"] + summary["confusion"]["maybe"]["not_enough"]
+    assert summary["accuracy"] == right / 4
+
+
+def test_an_empty_set_reports_zeros_with_its_own_gold_rows():
+    summary = SetReport(name=BIOASQ, corpus="none", readings=[], rule=BottomLineRule()).summary()
+    assert set(summary["confusion"]) == {"yes", "no"}
+    assert (summary["n"], summary["accuracy"], summary["seconds_per_question"]) == (0, 0.0, None)

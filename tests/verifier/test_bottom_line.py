@@ -1,0 +1,151 @@
+"""The bottom line rule: how abstracts vote, when it says Yes, No, Mixed or Not enough, and how it is fitted."""
+
+from __future__ import annotations
+
+import pytest
+
+from verifier.bottom_line import (
+    GOLD_READING,
+    MIXED,
+    NO,
+    NOT_ENOUGH,
+    YES,
+    AbstractVote,
+    BottomLineRule,
+    DevQuestion,
+    bottom_line_correct,
+    decide_bottom_line,
+    fit_bottom_line_rule,
+    load_bottom_line_rule,
+)
+from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT, UNCLEAR
+
+# No rank decay and a plain majority, so each test reads the arithmetic directly.
+FLAT = BottomLineRule(rank_decay=1.0, unclear_weight=0.5, minimum_weight=0.5, majority=0.7)
+
+
+def vote(pmid: str, leaning: str, p: float, *, rank: int = 0, unclear: bool = False, retracted: bool = False):
+    rest = (1.0 - p) / 2
+    probabilities = {label: (p if label == leaning else rest) for label in (SUPPORT, CONTRADICT, NO_EVIDENCE)}
+    return AbstractVote(
+        pmid=pmid,
+        rank=rank,
+        leaning=leaning,
+        shown=UNCLEAR if unclear else leaning,
+        probabilities=probabilities,
+        retracted=retracted,
+    )
+
+
+def test_supporting_abstracts_make_a_yes_and_name_the_voters_heaviest_first():
+    line = decide_bottom_line(
+        [vote("1", SUPPORT, 0.6), vote("2", SUPPORT, 0.9, rank=1), vote("3", NO_EVIDENCE, 0.9, rank=2)], FLAT
+    )
+    assert line.answer == YES
+    assert line.yes_pmids == ("2", "1")
+    assert line.no_pmids == ()
+    assert line.abstaining == 1
+    assert line.rests_on == 2
+    assert line.yes_weight == pytest.approx(1.5)
+
+
+def test_contradicting_abstracts_make_a_no():
+    line = decide_bottom_line([vote("1", CONTRADICT, 0.8), vote("2", CONTRADICT, 0.7, rank=1)], FLAT)
+    assert (line.answer, line.no_pmids) == (NO, ("1", "2"))
+
+
+def test_a_split_vote_is_mixed_evidence():
+    line = decide_bottom_line([vote("1", SUPPORT, 0.8), vote("2", CONTRADICT, 0.8, rank=1)], FLAT)
+    assert line.answer == MIXED
+    assert line.title == "Mixed evidence"
+
+
+def test_too_little_weight_is_not_enough_evidence():
+    assert decide_bottom_line([vote("1", SUPPORT, 0.4)], FLAT).answer == NOT_ENOUGH
+    assert decide_bottom_line([vote("1", NO_EVIDENCE, 0.99)], FLAT).answer == NOT_ENOUGH
+    assert decide_bottom_line([], FLAT).answer == NOT_ENOUGH
+
+
+def test_a_retracted_paper_never_votes_however_strongly_it_reads():
+    votes = [vote("9", CONTRADICT, 0.99, retracted=True), vote("1", SUPPORT, 0.8, rank=1)]
+    line = decide_bottom_line(votes, FLAT)
+    assert line.answer == YES
+    assert line.retracted_pmids == ("9",)
+    assert "9" not in line.no_pmids + line.yes_pmids
+    assert line.no_weight == 0.0
+    assert "9" not in line.weights
+
+
+def test_an_unclear_verdict_counts_at_the_fitted_weight():
+    unclear = [vote("1", SUPPORT, 0.6, unclear=True)]
+    assert decide_bottom_line(unclear, FLAT).yes_weight == pytest.approx(0.3)
+    silenced = BottomLineRule(rank_decay=1.0, unclear_weight=0.0, minimum_weight=0.1, majority=0.7)
+    line = decide_bottom_line(unclear, silenced)
+    assert (line.answer, line.abstaining) == (NOT_ENOUGH, 1)
+
+
+def test_lower_ranked_abstracts_weigh_less():
+    decaying = BottomLineRule(rank_decay=0.5, unclear_weight=1.0, minimum_weight=0.1, majority=0.6)
+    # Equal confidence; the first-ranked supports, the third contradicts: 0.9 against 0.9 * 0.25.
+    line = decide_bottom_line([vote("1", SUPPORT, 0.9), vote("3", CONTRADICT, 0.9, rank=2)], decaying)
+    assert line.answer == YES
+    assert line.weights == {"1": 0.9, "3": 0.225}
+
+
+def test_the_answers_stance_adds_its_weight_to_its_side():
+    rule = BottomLineRule(rank_decay=1.0, unclear_weight=1.0, minimum_weight=0.5, majority=0.7, stance_weight=1.0)
+    votes = [vote("1", SUPPORT, 0.6)]
+    assert decide_bottom_line(votes, rule, stance=NO).answer == MIXED
+    assert decide_bottom_line(votes, rule, stance=YES).answer == YES
+    assert decide_bottom_line(votes, rule, stance=None).stance is None
+    # A rule fitted without the stance ignores it.
+    assert decide_bottom_line(votes, FLAT, stance=NO).answer == YES
+
+
+def test_maybe_is_read_as_mixed_or_not_enough_evidence():
+    assert GOLD_READING == {YES: "yes", NO: "no", MIXED: "maybe", NOT_ENOUGH: "maybe"}
+    assert bottom_line_correct(MIXED, "maybe")
+    assert bottom_line_correct(NOT_ENOUGH, "maybe")
+    assert not bottom_line_correct(NOT_ENOUGH, "yes")
+    assert not bottom_line_correct(YES, "maybe")
+
+
+def test_the_rule_travels_beside_the_checkpoint(tmp_path):
+    assert load_bottom_line_rule(tmp_path) == BottomLineRule()  # a checkpoint from before the bottom line
+    assert load_bottom_line_rule(None) == BottomLineRule()
+    fitted = BottomLineRule(rank_decay=0.6, majority=0.8, fitted_on=("bioasq dev (23)",), dev_accuracy=0.9)
+    fitted.save(tmp_path)
+    assert load_bottom_line_rule(tmp_path) == fitted
+
+
+def _dev(source: str, gold: str, votes: list[AbstractVote], copies: int = 1) -> list[DevQuestion]:
+    return [DevQuestion(votes=tuple(votes), gold=gold, source=source)] * copies
+
+
+def test_the_fit_finds_the_threshold_the_dev_questions_call_for():
+    # Yes questions carry one weak supporting vote (0.3); "maybe" questions carry none. Only a minimum weight at or
+    # under 0.3 answers the yes questions, and every such rule still abstains on the maybes.
+    dev = _dev("a", "yes", [vote("1", SUPPORT, 0.3)], copies=3) + _dev("a", "maybe", [], copies=3)
+    rule = fit_bottom_line_rule(dev, fitted_on=["a dev (6)"], with_stance=False)
+    assert rule.minimum_weight <= 0.3
+    assert rule.dev_accuracy == 1.0
+    assert rule.fitted_on == ("a dev (6)",)
+    assert rule.stance_weight == 0.0
+
+
+def test_source_weights_decide_what_the_fit_gives_up():
+    # Source "y": a yes question with one supporting and one weaker contradicting abstract, so a yes only where the
+    # majority asked for is below the supporting share. Source "m": a maybe question with the same votes.
+    votes = [vote("1", SUPPORT, 0.9), vote("2", CONTRADICT, 0.6, rank=1)]
+    dev = _dev("y", "yes", votes) + _dev("m", "maybe", votes)
+    for_yes = fit_bottom_line_rule(dev, fitted_on=["y", "m"], source_weights={"y": 0.9, "m": 0.1}, with_stance=False)
+    for_maybe = fit_bottom_line_rule(dev, fitted_on=["y", "m"], source_weights={"y": 0.1, "m": 0.9}, with_stance=False)
+    assert decide_bottom_line(votes, for_yes).answer == YES
+    assert decide_bottom_line(votes, for_maybe).answer in (MIXED, NOT_ENOUGH)
+
+
+def test_the_fit_refuses_no_questions_or_no_weight():
+    with pytest.raises(ValueError, match="no dev questions"):
+        fit_bottom_line_rule([], fitted_on=[])
+    with pytest.raises(ValueError, match="no dev source any weight"):
+        fit_bottom_line_rule(_dev("a", "yes", []), fitted_on=["a"], source_weights={"b": 1.0})

@@ -1,0 +1,641 @@
+"""Measure the bottom line: is the product's Yes / No / Mixed / Not enough right, given the question alone?
+
+Each question goes the product's path over an indexed corpus that holds its own abstract among thousands of others:
+hybrid search (the product's retrieval settings), the question's claim form (`yes_no_claim`), the verifier's verdict
+on that claim against each of the first ten abstracts (`claim_consensus`), and the bottom line rule kept beside the
+checkpoint (`verifier.bottom_line`). Two sets:
+- PubMedQA: PQA-L questions, gold yes / no / maybe, over the 1,000 PQA-L abstracts as PubMed publishes them (the
+  context paragraphs and the conclusion) plus the distractor files given. The test split is the official 500 ids;
+  the dev split is the PQA-L items outside them that the verifier never trained on (`pubmedqa_trains_on`).
+- BioASQ: the yes/no questions of a benchmark questions file (`body`, `type`, `exact_answer`, `gold_pmids`) over
+  the benchmark corpus.
+A question whose claim the rewrite cannot read gets no bottom line in the product; here it counts as Not enough
+evidence, so it is never silently dropped from the accuracy.
+
+With a language model, the first `answer_limit` questions of each set are also answered as the product answers them
+(retrieval, focusing, packing, streamed generation), and the answer's stance is read two ways: by the same LLM in a
+separate short call (`llm_stance`, the measure `evaluate generation` reports, "the LLM's own stance") and by the
+product (the verifier on the answer's words, `answer_stance`). The bottom line, the LLM's stance and how often the
+answer's text contradicts the bottom line are then measured on the same questions in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from sklearn.metrics import f1_score
+
+from generator.base import LLM, LLMSettings, TokenCounter
+from generator.evaluation import answer_prompt, index_search, llm_stance
+from generator.generate import generate_answer
+from generator.generation_settings import GenerationSettings
+from generator.reading_rate import measure_reading_rate
+from generator.registry import build_llm, build_token_counter
+from generator.serve import served_model
+from indexer.base import Embedder
+from indexer.evaluation import read_corpus
+from indexer.evaluation_index import EvaluationIndex, build_evaluation_index
+from indexer.hybrid import HybridSettings
+from indexer.records import ArticleRecord
+from verifier.bottom_line import (
+    BOTTOM_LINES,
+    GOLD_READING,
+    NOT_ENOUGH,
+    AbstractVote,
+    BottomLineRule,
+    DevQuestion,
+    bottom_line_correct,
+    decide_bottom_line,
+    fit_bottom_line_rule,
+)
+from verifier.claim_rewriting import yes_no_claim
+from verifier.consensus import CONSENSUS_ABSTRACTS, answer_stance, claim_consensus
+from verifier.extra_training import pubmedqa_trains_on
+from verifier.verify import AnswerVerifier, CitedAbstract
+
+Write = Callable[[str], None]
+
+PUBMEDQA = "pubmedqa"
+BIOASQ = "bioasq"
+GOLD_ANSWERS = {PUBMEDQA: ("yes", "no", "maybe"), BIOASQ: ("yes", "no")}
+
+
+@dataclass(frozen=True)
+class YesNoQuestion:
+    qid: str
+    text: str
+    gold: str  # yes / no / maybe
+    own_pmids: tuple[str, ...]  # the question's own abstract(s): PubMedQA's one, BioASQ's gold documents
+    source: str  # PUBMEDQA or BIOASQ
+
+
+def pubmedqa_records(pqal_path: Path) -> list[ArticleRecord]:
+    """The PQA-L abstracts as published: the context paragraphs, then the conclusion (PQA-L keeps no title)."""
+    raw: dict[str, dict[str, Any]] = json.loads(pqal_path.read_text(encoding="utf-8"))
+    return [
+        ArticleRecord(
+            pmid=pmid, title="", abstract=" ".join([*item.get("CONTEXTS", []), str(item.get("LONG_ANSWER", ""))])
+        )
+        for pmid, item in raw.items()
+    ]
+
+
+def pubmedqa_questions(pqal_path: Path, test_ids_path: Path, *, split: str) -> list[YesNoQuestion]:
+    """`split` "test": the official test ids; "dev": the other PQA-L items the verifier never trained on."""
+    raw: dict[str, dict[str, Any]] = json.loads(pqal_path.read_text(encoding="utf-8"))
+    test_ids = set(json.loads(test_ids_path.read_text(encoding="utf-8")))
+    if split == "test":
+        chosen = [pmid for pmid in raw if pmid in test_ids]
+    elif split == "dev":
+        chosen = [
+            pmid for pmid, item in raw.items() if pmid not in test_ids and not pubmedqa_trains_on(pmid, item, test_ids)
+        ]
+    else:
+        raise ValueError(f"unknown PubMedQA split {split!r}")
+    return [
+        YesNoQuestion(
+            qid=pmid,
+            text=str(raw[pmid]["QUESTION"]),
+            gold=str(raw[pmid]["final_decision"]).lower(),
+            own_pmids=(pmid,),
+            source=PUBMEDQA,
+        )
+        for pmid in chosen
+    ]
+
+
+def bioasq_questions(path: Path) -> list[YesNoQuestion]:
+    """The yes/no questions of a BioASQ benchmark questions file."""
+    questions = []
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            if item.get("type") != "yesno":
+                continue
+            answer = item.get("exact_answer")
+            answer = answer[0] if isinstance(answer, list) and answer else answer
+            questions.append(
+                YesNoQuestion(
+                    qid=str(item["id"]),
+                    text=str(item["body"]),
+                    gold=str(answer).strip().lower(),
+                    own_pmids=tuple(str(pmid) for pmid in item.get("gold_pmids", [])),
+                    source=BIOASQ,
+                )
+            )
+    return questions
+
+
+def evaluation_sample(questions: Sequence[YesNoQuestion], *, seed: int = 13) -> list[YesNoQuestion]:
+    """A seeded shuffle, so that a --limit run is a sample: PQA-L's test ids are grouped by answer."""
+    shuffled = list(questions)
+    random.Random(seed).shuffle(shuffled)
+    return shuffled
+
+
+@dataclass(frozen=True)
+class QuestionReading:
+    """What the product reads for one question: its claim, the retrieved PMIDs and each abstract's vote."""
+
+    question: YesNoQuestion
+    claim: str | None
+    retrieved: tuple[str, ...]
+    votes: tuple[AbstractVote, ...]
+    seconds: float
+
+    @property
+    def own_rank(self) -> int | None:
+        ranks = [rank for rank, pmid in enumerate(self.retrieved) if pmid in self.question.own_pmids]
+        return min(ranks) if ranks else None
+
+    def dev_question(self, stance: str | None = None) -> DevQuestion:
+        return DevQuestion(votes=self.votes, gold=self.question.gold, stance=stance, source=self.question.source)
+
+
+def read_question(
+    question: YesNoQuestion,
+    *,
+    index: EvaluationIndex,
+    embedder: Embedder,
+    retrieval: HybridSettings,
+    verifier: AnswerVerifier,
+) -> QuestionReading:
+    started = time.perf_counter()
+    hits = index_search(question.text, index=index, embedder=embedder, retrieval=retrieval)
+    claim = yes_no_claim(question.text)
+    votes: tuple[AbstractVote, ...] = ()
+    if claim is not None:
+        abstracts = [
+            CitedAbstract(
+                pmid=hit.pmid, title=index.articles[hit.pmid].title, abstract=index.articles[hit.pmid].abstract
+            )
+            for hit in hits[:CONSENSUS_ABSTRACTS]
+        ]
+        consensus = claim_consensus(verifier, claim, abstracts)
+        votes = tuple(
+            AbstractVote(
+                pmid=verdict.pmid,
+                rank=rank,
+                leaning=verdict.leaning,
+                shown=verdict.label,
+                probabilities=verdict.probabilities,
+            )
+            for rank, verdict in enumerate(consensus.verdicts)
+        )
+    return QuestionReading(
+        question=question,
+        claim=claim,
+        retrieved=tuple(hit.pmid for hit in hits),
+        votes=votes,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def read_questions(
+    questions: Sequence[YesNoQuestion],
+    *,
+    index: EvaluationIndex,
+    embedder: Embedder,
+    retrieval: HybridSettings,
+    verifier: AnswerVerifier,
+    write: Write,
+) -> list[QuestionReading]:
+    readings = []
+    for done, question in enumerate(questions, start=1):
+        readings.append(read_question(question, index=index, embedder=embedder, retrieval=retrieval, verifier=verifier))
+        if done % 50 == 0 or done == len(questions):
+            write(f"  read {done}/{len(questions)} {questions[0].source} questions")
+    return readings
+
+
+def bottom_line_answer(reading: QuestionReading, rule: BottomLineRule, *, stance: str | None = None) -> str:
+    """The bottom line the product would show; Not enough evidence where it would show none (no readable claim)."""
+    if reading.claim is None:
+        return NOT_ENOUGH
+    return decide_bottom_line(reading.votes, rule, stance=stance).answer
+
+
+@dataclass
+class AnsweredQuestion:
+    """A question the language model answered as the product does, with both readings of its stance."""
+
+    qid: str
+    llm_stance: str  # yes / no / maybe: the same LLM's reading in a separate call
+    product_stance: str | None  # yes / no / None: the verifier on the answer's words
+    seconds: float
+    prompt_tokens: int
+    answer: str
+
+
+def answer_questions(
+    readings: Sequence[QuestionReading],
+    *,
+    index: EvaluationIndex,
+    embedder: Embedder,
+    llm: LLM,
+    counter: TokenCounter,
+    generation: GenerationSettings,
+    retrieval: HybridSettings,
+    verifier: AnswerVerifier,
+    write: Write,
+) -> dict[str, AnsweredQuestion]:
+    """Each question answered through the product's generation path; a failed answer is reported and left out."""
+    answered: dict[str, AnsweredQuestion] = {}
+    for done, reading in enumerate(readings, start=1):
+        question = reading.question
+        hits = index_search(question.text, index=index, embedder=embedder, retrieval=retrieval)
+        packed = answer_prompt(
+            question.text, hits, index=index, embedder=embedder, counter=counter, generation=generation
+        )
+        try:
+            answer = generate_answer(
+                llm, packed.prompt, generation.sampling(), given_pmids=[item.pmid for item in packed.abstracts]
+            )
+            stance = llm_stance(llm, question.text, answer.text)
+        except Exception as exc:  # one failed answer is reported, not fatal to an hour-long run
+            write(f"  {question.qid}: the answer failed ({exc})")
+            continue
+        answered[question.qid] = AnsweredQuestion(
+            qid=question.qid,
+            llm_stance=stance,
+            product_stance=answer_stance(verifier, reading.claim, answer.text) if reading.claim else None,
+            seconds=answer.seconds,
+            prompt_tokens=packed.prompt_tokens,
+            answer=answer.text,
+        )
+        write(f"  answered {done}/{len(readings)} {question.source} questions ({answer.seconds:.1f} s)")
+    return answered
+
+
+def wilson_interval(right: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of a proportion: honest at the tens of questions a dev set has."""
+    if n == 0:
+        return (0.0, 0.0)
+    share = right / n
+    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (round(max(0.0, centre - half), 3), round(min(1.0, centre + half), 3))
+
+
+@dataclass
+class SetReport:
+    """The figures of one set."""
+
+    name: str
+    corpus: str
+    readings: list[QuestionReading]
+    rule: BottomLineRule
+    answered: dict[str, AnsweredQuestion] = field(default_factory=dict)
+    probe_tokens_per_s: float | None = None
+
+    def summary(self) -> dict[str, Any]:
+        golds = [reading.question.gold for reading in self.readings]
+        answers = [bottom_line_answer(reading, self.rule) for reading in self.readings]
+        summary: dict[str, Any] = {
+            "n": len(self.readings),
+            "corpus": self.corpus,
+            **_accuracy(answers, golds, GOLD_ANSWERS[self.name]),
+            "abstain_rate": _share(answers, NOT_ENOUGH),
+            "mixed_rate": _share(answers, "mixed"),
+            "no_readable_claim": sum(reading.claim is None for reading in self.readings),
+            "own_abstract_retrieved": _rate(sum(reading.own_rank is not None for reading in self.readings), golds),
+            "own_abstract_first": _rate(sum(reading.own_rank == 0 for reading in self.readings), golds),
+            "confusion": _confusion(answers, golds, GOLD_ANSWERS[self.name]),
+            "seconds_per_question": round(statistics.fmean(r.seconds for r in self.readings), 3) if golds else None,
+        }
+        if self.answered:
+            summary["with_llm"] = self._with_llm()
+        return summary
+
+    def _with_llm(self) -> dict[str, Any]:
+        """The bottom line and the LLM's stance on the same answered questions."""
+        chosen = [reading for reading in self.readings if reading.question.qid in self.answered]
+        golds = [reading.question.gold for reading in chosen]
+        labels = GOLD_ANSWERS[self.name]
+        bottom = [bottom_line_answer(reading, self.rule) for reading in chosen]
+        answered = [self.answered[reading.question.qid] for reading in chosen]
+        with_stance = [
+            bottom_line_answer(reading, self.rule, stance=item.product_stance)
+            for reading, item in zip(chosen, answered, strict=True)
+        ]
+        # The LLM's stance is already yes / no / maybe: read as the gold is.
+        llm = [{"yes": "yes", "no": "no"}.get(item.llm_stance, "mixed") for item in answered]
+        product = [item.product_stance or "mixed" for item in answered]
+        disagree = sum(
+            (item.product_stance, answer) in (("yes", "no"), ("no", "yes"))
+            for item, answer in zip(answered, with_stance, strict=True)
+        )
+        return {
+            "n": len(chosen),
+            "bottom_line": _accuracy(bottom, golds, labels),
+            "bottom_line_with_stance": _accuracy(with_stance, golds, labels),
+            "llm_stance": _accuracy(llm, golds, labels),
+            "answer_stance_read_by_verifier": _accuracy(product, golds, labels),
+            "gain_over_llm_stance": round(
+                _accuracy(bottom, golds, labels)["accuracy"] - _accuracy(llm, golds, labels)["accuracy"], 3
+            ),
+            "answer_contradicts_bottom_line": _rate(disagree, golds),
+            "llm_stance_counts": dict(Counter(item.llm_stance for item in answered)),
+            "seconds_per_answer": round(statistics.fmean(item.seconds for item in answered), 2) if answered else None,
+            "prompt_tokens_mean": round(statistics.fmean(item.prompt_tokens for item in answered), 1)
+            if answered
+            else None,
+            "probe_tokens_per_s": self.probe_tokens_per_s,
+        }
+
+    def items(self) -> list[dict[str, Any]]:
+        """One row per question, for reading the errors."""
+        rows = []
+        for reading in self.readings:
+            item = self.answered.get(reading.question.qid)
+            rows.append(
+                {
+                    "qid": reading.question.qid,
+                    "question": reading.question.text,
+                    "gold": reading.question.gold,
+                    "claim": reading.claim,
+                    "bottom_line": bottom_line_answer(reading, self.rule),
+                    "own_rank": reading.own_rank,
+                    "votes": [
+                        {"pmid": vote.pmid, "leaning": vote.leaning, "shown": vote.shown, "p": dict(vote.probabilities)}
+                        for vote in reading.votes
+                    ],
+                    **({"llm_stance": item.llm_stance, "product_stance": item.product_stance} if item else {}),
+                }
+            )
+        return rows
+
+
+def _share(answers: Sequence[str], answer: str) -> float:
+    return round(sum(item == answer for item in answers) / len(answers), 3) if answers else 0.0
+
+
+def _rate(count: int, items: Sequence[Any]) -> float:
+    return round(count / len(items), 3) if items else 0.0
+
+
+def _accuracy(answers: Sequence[str], golds: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
+    """Accuracy with its interval and macro-F1 over the gold labels, each bottom line read as the gold is."""
+    read = [GOLD_READING[answer] for answer in answers]
+    right = sum(answer == gold for answer, gold in zip(read, golds, strict=True))
+    return {
+        "accuracy": _rate(right, golds),
+        "accuracy_95ci": list(wilson_interval(right, len(golds))),
+        "macro_f1": round(float(f1_score(golds, read, labels=list(labels), average="macro", zero_division=0)), 3)
+        if golds
+        else 0.0,
+    }
+
+
+def _confusion(answers: Sequence[str], golds: Sequence[str], labels: Sequence[str]) -> dict[str, dict[str, int]]:
+    table = {gold: dict.fromkeys(BOTTOM_LINES, 0) for gold in labels}
+    for answer, gold in zip(answers, golds, strict=True):
+        table.setdefault(gold, dict.fromkeys(BOTTOM_LINES, 0))[answer] += 1
+    return table
+
+
+def answers_report(sets: Sequence[SetReport], *, verifier_model: str, rule: BottomLineRule) -> dict[str, Any]:
+    """The JSON `evaluate answers` writes: each set's figures (`pubmedqa.accuracy`, `bioasq.accuracy`), and
+    `abstain_rate` over both."""
+    summaries = {report.name: report.summary() for report in sets}
+    total = sum(summary["n"] for summary in summaries.values())
+    abstained = sum(summary["abstain_rate"] * summary["n"] for summary in summaries.values())
+    return {
+        **summaries,
+        "abstain_rate": round(abstained / total, 3) if total else 0.0,
+        "verifier": verifier_model,
+        "rule": {key: value for key, value in rule.__dict__.items()},
+        "items": {report.name: report.items() for report in sets},
+    }
+
+
+def format_answers_table(report: dict[str, Any]) -> str:
+    lines = [
+        "| set | n | accuracy (95% CI) | macro-F1 | abstain | mixed | no claim | own abstract retrieved | s/question |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    names = [name for name in (PUBMEDQA, BIOASQ) if name in report]
+    for name in names:
+        s = report[name]
+        low, high = s["accuracy_95ci"]
+        lines.append(
+            f"| {name} | {s['n']} | {s['accuracy']} ({low} to {high}) | {s['macro_f1']} | {s['abstain_rate']} | "
+            f"{s['mixed_rate']} | {s['no_readable_claim']} | {s['own_abstract_retrieved']} | "
+            f"{s['seconds_per_question']} |"
+        )
+    for name in names:
+        lines += [
+            "",
+            f"{name}: gold (rows) by bottom line",
+            "| gold | " + " | ".join(BOTTOM_LINES) + " |",
+            "|---" * 5 + "|",
+        ]
+        for gold, row in report[name]["confusion"].items():
+            lines.append(f"| {gold} | " + " | ".join(str(row[answer]) for answer in BOTTOM_LINES) + " |")
+    llm_rows = [(name, report[name]["with_llm"]) for name in names if "with_llm" in report[name]]
+    if llm_rows:
+        lines += [
+            "",
+            "| set | answered | bottom line | with the answer's stance | LLM's own stance | "
+            "stance read by the verifier | gain | answer contradicts it | s/answer | probe tokens/s |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for name, s in llm_rows:
+            lines.append(
+                f"| {name} | {s['n']} | {s['bottom_line']['accuracy']} | {s['bottom_line_with_stance']['accuracy']} | "
+                f"{s['llm_stance']['accuracy']} | {s['answer_stance_read_by_verifier']['accuracy']} | "
+                f"{s['gain_over_llm_stance']} | {s['answer_contradicts_bottom_line']} | {s['seconds_per_answer']} | "
+                f"{s['probe_tokens_per_s']} |"
+            )
+    lines.append(f"\nabstain rate overall: {report['abstain_rate']}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class AnswerSets:
+    """The files of a run: either set alone works."""
+
+    pubmedqa: Path | None = None  # PQA-L ori_pqal.json
+    pubmedqa_ids: Path | None = None  # its test_ground_truth.json
+    bioasq: Path | None = None  # a benchmark questions file
+    corpus: tuple[Path, ...] = ()  # the benchmark corpus files: BioASQ's corpus, PubMedQA's distractors
+
+
+@dataclass(frozen=True)
+class AnsweringModel:
+    """The language model that answers the first `answer_limit` questions of each set (0: none)."""
+
+    endpoint: LLMSettings
+    serve: str | None  # a packaged model to serve with llama.cpp for the run; None uses `endpoint`
+    model_cache: Path
+    generation: GenerationSettings
+    answer_limit: int
+
+
+def set_indexes(
+    sets: AnswerSets, *, split: str, index_root: Path, embedder: Embedder, write: Write
+) -> list[tuple[str, str, list[YesNoQuestion], EvaluationIndex]]:
+    """(set name, corpus description, questions, index) for each set the files give."""
+    distractors, _ = read_corpus(sets.corpus) if sets.corpus else ([], 0.0)
+    built = []
+    if sets.pubmedqa is not None:
+        ids = sets.pubmedqa_ids or sets.pubmedqa.with_name("test_ground_truth.json")
+        own = pubmedqa_records(sets.pubmedqa)
+        records = [*distractors, *own]  # a PQA-L abstract replaces a distractor with the same PMID
+        write(f"indexing {len(own):,} PQA-L abstracts and {len(distractors):,} others (reused when built before)…")
+        index = build_evaluation_index(records, index_root / "pubmedqa", embedder)
+        corpus = f"{len(index.articles):,} abstracts: PQA-L's {len(own):,} as published and {len(distractors):,} others"
+        built.append((PUBMEDQA, corpus, pubmedqa_questions(sets.pubmedqa, ids, split=split), index))
+    if sets.bioasq is not None:
+        if not distractors:
+            raise ValueError("BioASQ questions need --corpus: the benchmark corpus they are searched in")
+        write(f"indexing {len(distractors):,} benchmark abstracts (reused when built before)…")
+        index = build_evaluation_index(distractors, index_root / "bioasq", embedder)
+        built.append((BIOASQ, f"{len(index.articles):,} benchmark abstracts", bioasq_questions(sets.bioasq), index))
+    return built
+
+
+def evaluate_answers(
+    sets: AnswerSets,
+    *,
+    limit: int | None,
+    index_root: Path,
+    embedder: Embedder,
+    retrieval: HybridSettings,
+    verifier: AnswerVerifier,
+    verifier_model: str,
+    rule: BottomLineRule,
+    model: AnsweringModel | None,
+    write: Write,
+) -> dict[str, Any]:
+    """`manage.py evaluate answers`: the bottom line on PubMedQA's test split and BioASQ's yes/no questions."""
+    reports = []
+    for name, corpus, questions, index in set_indexes(
+        sets, split="test", index_root=index_root, embedder=embedder, write=write
+    ):
+        try:
+            chosen = evaluation_sample(questions)[:limit]
+            readings = read_questions(
+                chosen, index=index, embedder=embedder, retrieval=retrieval, verifier=verifier, write=write
+            )
+            report = SetReport(name=name, corpus=corpus, readings=readings, rule=rule)
+            if model is not None and model.answer_limit > 0:
+                report.answered, report.probe_tokens_per_s = _answered(
+                    readings[: model.answer_limit], model, index, embedder, retrieval, verifier, write
+                )
+            reports.append(report)
+        finally:
+            index.close()
+    return answers_report(reports, verifier_model=verifier_model, rule=rule)
+
+
+def _answered(
+    readings: Sequence[QuestionReading],
+    model: AnsweringModel,
+    index: EvaluationIndex,
+    embedder: Embedder,
+    retrieval: HybridSettings,
+    verifier: AnswerVerifier,
+    write: Write,
+) -> tuple[dict[str, AnsweredQuestion], float | None]:
+    serving: AbstractContextManager[str]
+    if model.serve:
+        write(f"serving {model.serve} with llama.cpp…")
+        serving = served_model(model.serve, cache=model.model_cache, n_ctx=model.generation.context_tokens)
+    else:
+        serving = nullcontext(model.endpoint.base_url)
+    with serving as base_url:
+        settings = replace(
+            model.endpoint,
+            base_url=base_url,
+            model=model.serve or model.endpoint.model,
+            server_kind="llama.cpp" if model.serve else model.endpoint.server_kind,
+        )
+        # Printed beside the timings: the same prompt takes five times longer on some of our machines than others.
+        rate = None if settings.server_kind == "fake" else measure_reading_rate(settings)
+        if rate:
+            write(f"  the server reads prompts at {rate.tokens_per_s} tokens/s (probe of {rate.prompt_tokens} tokens)")
+        answered = answer_questions(
+            readings,
+            index=index,
+            embedder=embedder,
+            llm=build_llm(settings),
+            counter=build_token_counter(settings),
+            generation=model.generation,
+            retrieval=retrieval,
+            verifier=verifier,
+            write=write,
+        )
+    return answered, rate.tokens_per_s if rate else None
+
+
+# PQA-L's share of "maybe" outside the test split (55 of 500): the weight the PubMedQA dev questions, which are
+# almost all "maybe" or unreadable, get in the fit against BioASQ's yes/no questions. The test split is not read.
+def maybe_share(pqal_path: Path, test_ids_path: Path) -> float:
+    raw: dict[str, dict[str, Any]] = json.loads(pqal_path.read_text(encoding="utf-8"))
+    test_ids = set(json.loads(test_ids_path.read_text(encoding="utf-8")))
+    decisions = [str(item["final_decision"]).lower() for pmid, item in raw.items() if pmid not in test_ids]
+    return decisions.count("maybe") / len(decisions)
+
+
+def fit_rule_on_dev(
+    sets: AnswerSets,
+    *,
+    index_root: Path,
+    embedder: Embedder,
+    retrieval: HybridSettings,
+    verifier: AnswerVerifier,
+    write: Write,
+) -> tuple[BottomLineRule, dict[str, Any]]:
+    """The bottom line rule fitted on dev questions only: BioASQ's (the questions file given) and PubMedQA's dev
+    split; returns it with a report of the fit."""
+    dev: list[DevQuestion] = []
+    weights: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for name, _corpus, questions, index in set_indexes(
+        sets, split="dev", index_root=index_root, embedder=embedder, write=write
+    ):
+        try:
+            readings = read_questions(
+                questions, index=index, embedder=embedder, retrieval=retrieval, verifier=verifier, write=write
+            )
+        finally:
+            index.close()
+        dev += [reading.dev_question() for reading in readings]
+        counts[name] = len(readings)
+    if PUBMEDQA in counts and sets.pubmedqa is not None:
+        share = maybe_share(sets.pubmedqa, sets.pubmedqa_ids or sets.pubmedqa.with_name("test_ground_truth.json"))
+        weights = {PUBMEDQA: share, BIOASQ: 1.0 - share} if BIOASQ in counts else {PUBMEDQA: 1.0}
+    fitted_on = [f"{name} dev ({count})" for name, count in counts.items()]
+    rule = fit_bottom_line_rule(dev, fitted_on=fitted_on, source_weights=weights or None, with_stance=False)
+    default = BottomLineRule()
+    return rule, {
+        "fitted_on": fitted_on,
+        "source_weights": weights,
+        "dev_accuracy_fitted": rule.dev_accuracy,
+        "dev_accuracy_default_rule": round(_weighted_dev_accuracy(dev, default, weights), 4),
+        "rule": asdict(rule),
+    }
+
+
+def _weighted_dev_accuracy(dev: Sequence[DevQuestion], rule: BottomLineRule, weights: dict[str, float]) -> float:
+    sources = sorted({question.source for question in dev})
+    chosen = weights or dict.fromkeys(sources, 1.0)
+    total = 0.0
+    for source in sources:
+        items = [question for question in dev if question.source == source]
+        right = sum(bottom_line_correct(decide_bottom_line(q.votes, rule).answer, q.gold) for q in items)
+        total += chosen.get(source, 0.0) * right / len(items)
+    return total / sum(chosen.values())

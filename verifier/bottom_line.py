@@ -1,0 +1,231 @@
+"""A yes/no question's bottom line (Yes, No, Mixed evidence, Not enough evidence), decided from votes a reader can open.
+
+Every vote is one retrieved abstract: the verifier's verdict on the question's claim form against it (the consensus
+meter's inputs, `verifier.consensus`). An abstract votes yes when the verifier leans SUPPORT, no when it leans
+CONTRADICT, and abstains when it leans NO_EVIDENCE. A vote weighs
+
+    rank_decay ** rank  x  the verifier's calibrated probability of its leaning  x  (unclear_weight if shown Unclear)
+
+so the first-ranked, confidently judged abstracts count most, and a verdict the page shows as Unclear counts only as
+much as the fitted `unclear_weight` says. A retracted paper never votes. The answer LLM's own stance, when it is
+known, adds `stance_weight` to its side, as one more voice that the page names.
+
+Then: too little weight on either side is Not enough evidence; one side's share of the weight at or above
+`majority` is Yes or No; anything between is Mixed evidence. The parameters are fitted on dev questions only
+(`fit_bottom_line_rule`) and kept beside the verifier checkpoint in `bottom_line.json`, as `decision.json` keeps the
+verifier's own rule, so a checkpoint and the rule that reads it travel together.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from verifier.verdicts import CONTRADICT, SUPPORT, UNCLEAR
+
+BOTTOM_LINE_FILE = "bottom_line.json"
+
+YES = "yes"
+NO = "no"
+MIXED = "mixed"
+NOT_ENOUGH = "not_enough"
+BOTTOM_LINES = (YES, NO, MIXED, NOT_ENOUGH)
+TITLES = {YES: "Yes", NO: "No", MIXED: "Mixed evidence", NOT_ENOUGH: "Not enough evidence"}
+
+# How a three-way gold answer (PubMedQA's yes / no / maybe) reads a bottom line: "maybe" means the paper's own
+# conclusion is undecided, which is what Mixed evidence and Not enough evidence both say.
+GOLD_READING = {YES: "yes", NO: "no", MIXED: "maybe", NOT_ENOUGH: "maybe"}
+
+_SIDE = {SUPPORT: YES, CONTRADICT: NO}
+
+
+@dataclass(frozen=True)
+class AbstractVote:
+    """What one retrieved abstract contributes; `rank` counts from 0 in retrieval order."""
+
+    pmid: str
+    rank: int
+    leaning: str  # SUPPORT, CONTRADICT or NO_EVIDENCE: the verifier's label before the Unclear threshold
+    shown: str  # what the page shows for it: the leaning, or UNCLEAR
+    probabilities: Mapping[str, float]  # calibrated
+    retracted: bool = False
+
+
+@dataclass(frozen=True)
+class BottomLineRule:
+    rank_decay: float = 0.8
+    unclear_weight: float = 0.5
+    minimum_weight: float = 0.5
+    majority: float = 0.7
+    stance_weight: float = 0.0
+    fitted_on: tuple[str, ...] = ()  # the dev sets it was chosen on, for the model card and the audit
+    dev_accuracy: float | None = None
+
+    def vote_weight(self, vote: AbstractVote) -> float:
+        if vote.retracted or vote.leaning not in _SIDE:
+            return 0.0
+        weight = self.rank_decay**vote.rank * float(vote.probabilities.get(vote.leaning, 0.0))
+        return weight * (self.unclear_weight if vote.shown == UNCLEAR else 1.0)
+
+    def save(self, folder: Path) -> Path:
+        path = folder / BOTTOM_LINE_FILE
+        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+        return path
+
+
+@dataclass(frozen=True)
+class BottomLine:
+    answer: str  # one of BOTTOM_LINES
+    yes_weight: float
+    no_weight: float
+    yes_pmids: tuple[str, ...]  # the abstracts that vote yes, heaviest first
+    no_pmids: tuple[str, ...]
+    abstaining: int  # abstracts read that take no side (NO_EVIDENCE leaning)
+    retracted_pmids: tuple[str, ...]  # retrieved, read, and kept out of the vote
+    stance: str | None  # the answer LLM's stance when it was known: yes / no / None
+    weights: dict[str, float] = field(default_factory=dict)  # each voting PMID's weight, rounded
+
+    @property
+    def title(self) -> str:
+        return TITLES[self.answer]
+
+    @property
+    def rests_on(self) -> int:
+        """How many abstracts vote: the figure the page states beside the bottom line."""
+        return len(self.yes_pmids) + len(self.no_pmids)
+
+
+def decide_bottom_line(votes: Sequence[AbstractVote], rule: BottomLineRule, *, stance: str | None = None) -> BottomLine:
+    """The bottom line of `votes` under `rule`; `stance` is the answer's yes / no, or None when unknown or unclear."""
+    weights: dict[str, float] = {}
+    sides: dict[str, list[str]] = {YES: [], NO: []}
+    retracted: list[str] = []
+    abstaining = 0
+    for vote in votes:
+        if vote.retracted:
+            retracted.append(vote.pmid)
+            continue
+        weight = rule.vote_weight(vote)
+        if weight <= 0.0:
+            abstaining += 1
+            continue
+        weights[vote.pmid] = weight
+        sides[_SIDE[vote.leaning]].append(vote.pmid)
+    yes_weight = sum(weights[pmid] for pmid in sides[YES])
+    no_weight = sum(weights[pmid] for pmid in sides[NO])
+    if stance == YES:
+        yes_weight += rule.stance_weight
+    elif stance == NO:
+        no_weight += rule.stance_weight
+    return BottomLine(
+        answer=_answer(yes_weight, no_weight, rule),
+        yes_weight=yes_weight,
+        no_weight=no_weight,
+        yes_pmids=tuple(sorted(sides[YES], key=lambda pmid: -weights[pmid])),
+        no_pmids=tuple(sorted(sides[NO], key=lambda pmid: -weights[pmid])),
+        abstaining=abstaining,
+        retracted_pmids=tuple(retracted),
+        stance=stance if stance in (YES, NO) else None,
+        weights={pmid: round(weight, 4) for pmid, weight in weights.items()},
+    )
+
+
+def _answer(yes_weight: float, no_weight: float, rule: BottomLineRule) -> str:
+    total = yes_weight + no_weight
+    if total < rule.minimum_weight:
+        return NOT_ENOUGH
+    if yes_weight / total >= rule.majority:
+        return YES
+    if no_weight / total >= rule.majority:
+        return NO
+    return MIXED
+
+
+def load_bottom_line_rule(folder: Path | str | None) -> BottomLineRule:
+    """The rule kept beside a checkpoint, or the defaults above when the checkpoint has none (a checkpoint trained
+    before the bottom line existed, or a model id that is not a folder)."""
+    if folder is None:
+        return BottomLineRule()
+    path = Path(folder) / BOTTOM_LINE_FILE
+    if not path.exists():
+        return BottomLineRule()
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    known = set(BottomLineRule.__dataclass_fields__)
+    values = {key: value for key, value in raw.items() if key in known}
+    values["fitted_on"] = tuple(values.get("fitted_on", ()))
+    return BottomLineRule(**values)
+
+
+@dataclass(frozen=True)
+class DevQuestion:
+    """One dev question for fitting: its votes, the LLM's stance when known, and its gold answer (yes/no/maybe)."""
+
+    votes: tuple[AbstractVote, ...]
+    gold: str
+    stance: str | None = None
+    source: str = ""
+
+
+# The grid the fit searches: small on purpose, since the dev questions number in the tens.
+GRID: dict[str, tuple[float, ...]] = {
+    "rank_decay": (1.0, 0.8, 0.6),
+    "unclear_weight": (0.0, 0.5, 1.0),
+    "minimum_weight": (0.1, 0.25, 0.5, 1.0),
+    "majority": (0.5, 0.6, 0.7, 0.8),
+    "stance_weight": (0.0, 0.25, 0.5, 1.0),
+}
+
+
+def bottom_line_correct(answer: str, gold: str) -> bool:
+    return GOLD_READING[answer] == gold
+
+
+def fit_bottom_line_rule(
+    questions: Sequence[DevQuestion],
+    *,
+    fitted_on: Sequence[str],
+    source_weights: Mapping[str, float] | None = None,
+    with_stance: bool = True,
+) -> BottomLineRule:
+    """The grid point with the best weighted mean of the dev sources' accuracies (`source_weights`, equal when
+    None: a large set of one kind of question must not decide alone); ties go to the earlier grid point."""
+    if not questions:
+        raise ValueError("no dev questions to fit the bottom line on")
+    sources = sorted({question.source for question in questions})
+    weights = {source: (source_weights or {}).get(source, 0.0 if source_weights else 1.0) for source in sources}
+    if sum(weights.values()) <= 0:
+        raise ValueError(f"the source weights {source_weights} give no dev source any weight")
+    stance_grid = GRID["stance_weight"] if with_stance else (0.0,)
+    best: tuple[float, BottomLineRule] | None = None
+    for decay, unclear, minimum, majority, stance_weight in itertools.product(
+        GRID["rank_decay"], GRID["unclear_weight"], GRID["minimum_weight"], GRID["majority"], stance_grid
+    ):
+        rule = BottomLineRule(
+            rank_decay=decay,
+            unclear_weight=unclear,
+            minimum_weight=minimum,
+            majority=majority,
+            stance_weight=stance_weight,
+        )
+        score = _weighted_accuracy(questions, rule, weights)
+        if best is None or score > best[0] + 1e-12:
+            best = (score, rule)
+    assert best is not None
+    score, rule = best
+    return BottomLineRule(
+        **{**asdict(rule), "fitted_on": tuple(fitted_on), "dev_accuracy": round(score, 4)},
+    )
+
+
+def _weighted_accuracy(questions: Sequence[DevQuestion], rule: BottomLineRule, weights: Mapping[str, float]) -> float:
+    total = 0.0
+    for source, weight in weights.items():
+        chosen = [question for question in questions if question.source == source]
+        right = sum(
+            bottom_line_correct(decide_bottom_line(q.votes, rule, stance=q.stance).answer, q.gold) for q in chosen
+        )
+        total += weight * right / len(chosen)
+    return total / sum(weights.values())
