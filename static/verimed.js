@@ -276,6 +276,88 @@
       " the claim, too few to call a consensus.";
   }
 
+  // A yes/no question's bottom line, above the answer: in the words of webapp/qa/bottom_line_display.py, which
+  // renders it on the server too (the page as loaded, before this script runs).
+  const BOTTOM_LINE_LIMITS =
+    "This bottom line is a reading of the retrieved abstracts by an automatic verifier, not a clinical recommendation.";
+  const BOTTOM_LINE_ANSWERS = ["yes", "no", "mixed", "not_enough"];
+  const bottomLineEl = document.getElementById("bottom-line");
+  const counted = (number, singular, plural) => number + " " + (number === 1 ? singular : plural);
+  let bottomLineShown = "";
+  let bottomLineVerdicts = {};
+
+  function voteButtons(parent, pmids) {
+    pmids.forEach((pmid) => {
+      const open = el("button", "link-button", sourceLabel(pmid));
+      open.type = "button";
+      open.dataset.pmid = pmid;
+      parent.append(" ", open);
+    });
+  }
+
+  function renderBottomLine(data) {
+    const line = (data.consensus && data.consensus.bottom_line) || null;
+    bottomLineVerdicts = line ? data.consensus.verdicts || {} : {};
+    const shown = JSON.stringify(line);
+    if (shown === bottomLineShown) return;
+    bottomLineShown = shown;
+    bottomLineEl.replaceChildren();
+    bottomLineEl.hidden = !line;
+    bottomLineEl.className = "bottom-line";
+    if (!line) return;
+    if (BOTTOM_LINE_ANSWERS.includes(line.answer)) bottomLineEl.classList.add("bottom-line-" + line.answer);
+    const heading = el("h2", "", "Bottom line: ");
+    heading.id = "bottom-line-heading";
+    const title = el("span", "", line.title);
+    title.id = "bottom-line-title";
+    heading.append(title);
+    bottomLineEl.append(heading);
+    if (line.answer_disagrees) {
+      const disagrees = el("p", "bottom-line-disagrees",
+        "The written answer below says " + line.answer_stance + ", but the abstracts' votes say " + line.title +
+        ": read the sources.");
+      disagrees.id = "bottom-line-disagrees";
+      bottomLineEl.append(disagrees);
+    }
+    let summary = "Rests on " + counted(line.rests_on, "abstract", "abstracts") + ": " +
+      counted(line.yes_pmids.length, "votes yes", "vote yes") + ", " + counted(line.no_pmids.length, "votes no", "vote no") + ".";
+    if (line.abstaining) {
+      summary += " " + counted(line.abstaining, "other abstract read takes no side.", "other abstracts read take no side.");
+    }
+    const votes = el("p", "", summary);
+    votes.id = "bottom-line-votes";
+    bottomLineEl.append(votes);
+    if (line.yes_pmids.length || line.no_pmids.length) {
+      const voters = el("ul", "bottom-line-voters");
+      [["yes", "Vote yes:", line.yes_pmids], ["no", "Vote no:", line.no_pmids]].forEach(([side, name, pmids]) => {
+        if (!pmids.length) return;
+        const item = el("li", "", name);
+        item.dataset.side = side;
+        voteButtons(item, pmids);
+        voters.append(item);
+      });
+      bottomLineEl.append(voters);
+    }
+    if (line.retracted_pmids.length) {
+      const retracted = el("p", "bottom-line-retracted",
+        counted(line.retracted_pmids.length, "retracted paper did not vote:", "retracted papers did not vote:"));
+      retracted.id = "bottom-line-retracted";
+      voteButtons(retracted, line.retracted_pmids);
+      bottomLineEl.append(retracted);
+    }
+    const limits = el("p", "bottom-line-limits meta", BOTTOM_LINE_LIMITS);
+    limits.id = "bottom-line-limits";
+    bottomLineEl.append(limits);
+  }
+
+  // One listener for the server's buttons and this script's: each opens its abstract with the evidence it was read by.
+  bottomLineEl.addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-pmid]");
+    if (!button) return;
+    const verdict = bottomLineVerdicts[button.dataset.pmid] || {};
+    openAbstract(button.dataset.pmid, verdict.evidence_spans || []);
+  });
+
   async function poll() {
     let data;
     try {
@@ -306,6 +388,7 @@
       answerEl.textContent = data.answer; // raw tokens as they stream in
     }
     renderSources(data);
+    renderBottomLine(data);
     renderConsensus(data);
     window.VeriMedBadges.showRetractionWarning(data);
     renderCitationNotes(data);

@@ -231,6 +231,8 @@ SPECTACULAR_SETTINGS = {
         "FlagStatusEnum": "webapp.review.models.Flag.Status",
         # A source's status, and a re-check's change of a cited paper's status (before and after).
         "RetractionStatusEnum": "webapp.corpus.models.Article.Retraction",
+        # A yes/no question's bottom line (a generic "AnswerEnum" otherwise).
+        "BottomLineAnswerEnum": "verifier.bottom_line.BOTTOM_LINES",
     },
 }
 

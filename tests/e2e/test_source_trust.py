@@ -1,7 +1,7 @@
 """What a reader weighs a source by, in the browser on the running stack: a retracted paper brought back by the search
 setting carries the red Retracted badge with its notice, every source its study-design badge, and a yes/no question's
-answer ends with the consensus meter of its first retrieved abstracts, each count opening its abstracts with their
-badges.
+answer opens with its bottom line (the retracted paper kept out of the vote) and ends with the consensus meter of its
+first retrieved abstracts, each count opening its abstracts with their badges.
 
 The papers are written here in PubMed's XML format about a made-up drug, so that they are the top hits for the
 question, and stored into the running stack the way `make run` stores its corpus (words indexed at once, vectors
@@ -10,11 +10,13 @@ left to the background embedder). One LLM answer in all: the consensus is made w
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.conftest import RunningStack, question_json, shot, sign_in
+from webapp.qa.bottom_line_display import LIMITS, shown_bottom_line
 
 pytestmark = pytest.mark.profiles("embedded")
 
@@ -125,6 +127,7 @@ def test_a_retracted_source_its_badges_and_the_consensus_meter(stack: RunningSta
     assert data["claim"] == "Velnoraxin reduces migraine frequency."
     assert set(TITLES) <= set(data["verdicts"]), "the first retrieved abstracts are read, cited or not"
     assert data["support"] + data["contradict"] + data["no_evidence"] + data["unclear"] == data["read"] <= 10
+    _assert_bottom_line_first(page, data)
     expect(page.locator("#consensus-claim")).to_contain_text("Velnoraxin reduces migraine frequency.")
     names = {"support": "Support", "contradict": "Contradict", "no_evidence": "No evidence", "unclear": "Unclear"}
     for key, name in names.items():
@@ -155,3 +158,44 @@ def test_a_retracted_source_its_badges_and_the_consensus_meter(stack: RunningSta
     dialog = page.locator("#abstract-dialog")
     expect(dialog.locator("#abstract-body")).to_have_text(ABSTRACTS[META_PMID])
     expect(dialog.locator("#abstract-meta .design-badge")).to_have_text("Meta-analysis")
+
+    # The retracted paper the bottom line kept out of the vote opens from there too, with its badge.
+    dialog.locator(".close").click()
+    page.locator("#bottom-line-retracted").get_by_role("button", name=f"PMID {RETRACTED_PMID}").click()
+    expect(dialog.locator("#abstract-body")).to_have_text(ABSTRACTS[RETRACTED_PMID])
+    expect(dialog.locator("#abstract-meta .retraction-retracted")).to_have_text("Retracted")
+
+
+def _assert_bottom_line_first(page: Page, consensus: dict[str, Any]) -> None:
+    """The bottom line sits above the answer: its title, how many abstracts vote each way (each opening its abstract),
+    the retracted paper kept out of the vote, the disagreement only when there is one, and the limits."""
+    line = consensus["bottom_line"]
+    shown = shown_bottom_line(consensus)
+    assert shown is not None, "a consensus made now has a bottom line"
+    assert line["retracted_pmids"] == [RETRACTED_PMID], "retrieved among the first ten, read, and kept out"
+    assert RETRACTED_PMID not in line["yes_pmids"] + line["no_pmids"]
+    section = page.locator("#bottom-line")
+    expect(section).to_be_visible()
+    expect(page.locator("#bottom-line-title")).to_have_text(line["title"])
+    # The script's words are the server's (webapp/qa/bottom_line_display.py), counts and all.
+    expect(page.locator("#bottom-line-votes")).to_have_text(
+        " ".join(part for part in (shown.votes_sentence, shown.abstaining_sentence) if part)
+    )
+    for side in ("yes", "no"):
+        voters = section.locator(f'li[data-side="{side}"] button')
+        expect(voters).to_have_text([f"PMID {pmid}" for pmid in line[f"{side}_pmids"]])
+    expect(page.locator("#bottom-line-retracted")).to_have_text(
+        f"1 retracted paper did not vote: PMID {RETRACTED_PMID}"
+    )
+    disagrees = page.locator("#bottom-line-disagrees")
+    if line["answer_disagrees"]:
+        expect(disagrees).to_have_text(shown.disagreement_sentence("below"))
+    else:
+        expect(disagrees).to_have_count(0)
+    expect(page.locator("#bottom-line-limits")).to_have_text(LIMITS)
+    above, answer = section.bounding_box(), page.locator("#answer").bounding_box()
+    assert above is not None
+    assert answer is not None
+    assert above["y"] + above["height"] <= answer["y"], "the bottom line is read first"
+    section.scroll_into_view_if_needed()
+    shot(page, "source-trust-bottom-line")

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from indexer.study_design import DESIGNS
 from webapp.qa.access import question_cancellable, question_followable, question_shareable, question_viewable
+from webapp.qa.bottom_line_display import bottom_line_context
 from webapp.qa.models import Question
 from webapp.qa.search_options import search_summary
 from webapp.qa.services.admission import question_max_chars
@@ -39,6 +40,7 @@ def question_context(request: HttpRequest, question: Question, *, read_only: boo
         "can_share": owner,
         "share_url": share_url,
         "study_designs": DESIGNS,  # the badge legend
+        **bottom_line_context(question.consensus),
         **follow_up_context(request, question, read_only=read_only),
     }
 

@@ -16,6 +16,7 @@ from generator.claims import claims_from_answer
 from webapp.corpus.models import Article
 from webapp.corpus.source_ids import source_label
 from webapp.deepcheck.export import ExportedDeepCheck, deep_check_markdown, exported_deep_check
+from webapp.qa.bottom_line_display import ShownBottomLine, bottom_line_markdown, shown_bottom_line
 from webapp.qa.consensus_export import ExportedConsensus, consensus_markdown, consensus_pmids, exported_consensus
 from webapp.qa.models import Question
 from webapp.qa.source_notes import RETRACTION_LABELS, notice_sentence, source_design
@@ -88,6 +89,7 @@ class ExportedAnswer:
     verifier: str
     verification_unavailable: str | None = None  # why the verifier could not run; None when it ran
     consensus: ExportedConsensus | None = None  # a yes/no question's, when it was made
+    bottom_line: ShownBottomLine | None = None  # its consensus's bottom line, when it was stored with one
     deep_check: ExportedDeepCheck | None = None  # its finished deep check, if it has one (webapp/deepcheck)
 
 
@@ -200,6 +202,7 @@ def exported_answer(question: Question, articles: Mapping[str, Article]) -> Expo
         verifier=str(question.models_used.get("verifier", "")),
         verification_unavailable=question.verification_error if unavailable else None,
         consensus=exported_consensus(question.consensus, articles),
+        bottom_line=shown_bottom_line(question.consensus),
     )
 
 
@@ -289,6 +292,7 @@ def answer_markdown(answer: ExportedAnswer) -> str:
             lines.append(line)
     else:
         lines.append(_md(answer.answer_text) or "*No answer.*")
+    lines += bottom_line_markdown(answer.bottom_line, escape=_md)
     lines += consensus_markdown(answer.consensus, escape=_md, label=source_label)
     lines += deep_check_markdown(answer.deep_check, escape=_md, label=source_label)
     lines += ["", "## References", ""]

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, TypedDict
 
 from indexer.records import CORRECTION_REF_TYPES
 from indexer.study_design import DESIGNS
+from verifier.bottom_line import BOTTOM_LINES, TITLES
 from verifier.consensus import CONSENSUS_ABSTRACTS, CONSENSUS_LABELS
 from webapp.corpus.models import Article
 from webapp.qa.models import Question
@@ -205,6 +206,42 @@ class ConsensusVerdictPayload(TypedDict):
     ]
 
 
+class BottomLinePayload(TypedDict):
+    answer: Annotated[
+        str,
+        Doc(
+            "The abstracts' votes, weighed: yes or no when one side's share of the weight is a clear majority, mixed "
+            "when neither side's is, not_enough when too little weight votes at all.",
+            choices=BOTTOM_LINES,
+        ),
+    ]
+    title: Annotated[str, Doc("As the page heads it: " + ", ".join(TITLES.values()) + ".")]
+    rests_on: Annotated[int, Doc("How many abstracts vote (yes or no).", min_value=0)]
+    yes_pmids: Annotated[list[str], Doc("The abstracts that vote yes, heaviest first.")]
+    no_pmids: Annotated[list[str], Doc("The abstracts that vote no, heaviest first.")]
+    yes_weight: Annotated[float, Doc("The yes votes' weight, with the written answer's own when it says yes.")]
+    no_weight: Annotated[float, Doc("The no votes' weight, with the written answer's own when it says no.")]
+    weights: Annotated[
+        dict[str, float],
+        Doc(
+            "Per voting PMID: its retrieval rank's decay times the verifier's calibrated probability of its leaning "
+            "(less when the page shows it Unclear)."
+        ),
+    ]
+    abstaining: Annotated[int, Doc("Abstracts read that take no side.", min_value=0)]
+    retracted_pmids: Annotated[list[str], Doc("Retracted papers among those read: kept out of the vote.")]
+    answer_stance: Annotated[
+        str | None,
+        Doc(
+            "What the written answer says, as the verifier reads it: yes, no, or null when it takes no clear side.",
+            choices=("yes", "no"),
+        ),
+    ]
+    answer_disagrees: Annotated[
+        bool, Doc("The written answer says yes and the bottom line is No, or the other way round.")
+    ]
+
+
 class ConsensusPayload(TypedDict):
     claim: Annotated[str, Doc('The claim a "yes" would make, which the verifier checked.')]
     read: Annotated[
@@ -221,6 +258,14 @@ class ConsensusPayload(TypedDict):
         int, Doc("When support + contradict is below this, too few abstracts speak to the claim to call a consensus.")
     ]
     verdicts: Annotated[dict[str, ConsensusVerdictPayload], Doc("Per PMID read.")]
+    bottom_line: Annotated[
+        BottomLinePayload | None,
+        Doc(
+            "Yes, No, Mixed evidence or Not enough evidence, from the abstracts' votes: a reading of the retrieved "
+            "abstracts by an automatic verifier, not a clinical recommendation. Null for a consensus made before "
+            "the bottom line existed."
+        ),
+    ]
 
 
 class QuestionPayload(TypedDict):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any, cast
 
 from django.core.cache import cache
 from django.db.models import Prefetch, Q, QuerySet
@@ -13,7 +14,7 @@ from django.db.models import Prefetch, Q, QuerySet
 from indexer.sentences import split_sentences
 from webapp.corpus.models import Article
 from webapp.qa.models import AnswerSentence, Question
-from webapp.qa.payloads import ArticlePayload, QuestionPayload, SourcePayload
+from webapp.qa.payloads import ArticlePayload, ConsensusPayload, QuestionPayload, SourcePayload
 from webapp.qa.queue import question_queue_position
 from webapp.qa.source_notes import source_retraction, source_study_design
 from webapp.qa.threads import thread_question_ids
@@ -56,6 +57,14 @@ def _source(article: Article) -> SourcePayload:
 
 def _evidence_texts(abstract_sentences: list[str], indices: list[int]) -> list[str]:
     return [abstract_sentences[index] for index in indices if 0 <= index < len(abstract_sentences)]
+
+
+def _consensus(stored: dict[str, Any] | None) -> ConsensusPayload | None:
+    """A consensus stored before its bottom line existed reads as one whose bottom line is null, so every consensus
+    has the same keys for a client."""
+    if stored is None:
+        return None
+    return cast(ConsensusPayload, {**stored, "bottom_line": stored.get("bottom_line")})
 
 
 def question_payload(question: Question) -> QuestionPayload:
@@ -130,7 +139,7 @@ def question_payload(question: Question) -> QuestionPayload:
         "parent": question.parent_id,
         "thread": question.thread_id,
         "thread_questions": thread_question_ids(question=question),
-        "consensus": question.consensus,
+        "consensus": _consensus(question.consensus),
         "timings_ms": question.timings_ms,
         "semantic_coverage": question.semantic_coverage,
         "models": question.models_used,

@@ -14,10 +14,12 @@ from django.test import Client
 from rest_framework import serializers
 
 from tests.webapp.factories import recheck_stored
+from verifier.bottom_line import BottomLine
 from webapp.api.serializers.articles import ArticleSerializer
 from webapp.api.serializers.question_detail import QuestionDetailSerializer
 from webapp.corpus.models import Article
 from webapp.qa import selectors
+from webapp.qa.consensus import bottom_line_json
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
 from webapp.watch.selectors import question_watch_payload
 
@@ -138,6 +140,20 @@ def answered(role_users: dict[str, User]) -> Question:
             "pmids": {"support": ["123"], "contradict": [], "no_evidence": [], "unclear": []},
             "speaking_minimum": 5,
             "verdicts": {"123": {"label": "SUPPORT", "confidence": 0.7, "evidence_spans": [[14, 28]]}},
+            # As the verify stage writes it, so the documented shape is checked against the writer's.
+            "bottom_line": bottom_line_json(
+                BottomLine(
+                    answer="yes",
+                    yes_weight=0.7,
+                    no_weight=0.0,
+                    yes_pmids=("123",),
+                    no_pmids=(),
+                    abstaining=0,
+                    retracted_pmids=(),
+                    stance="yes",
+                    weights={"123": 0.7},
+                )
+            ),
         },
     )
     RetrievedDocument.objects.create(

@@ -16,6 +16,7 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 
 from tests.webapp.factories import article_retracted
+from verifier.bottom_line import BottomLineRule
 from verifier.consensus import CONSENSUS_ABSTRACTS
 from webapp.accounts.roles import RESEARCHER
 from webapp.corpus.models import Article
@@ -235,7 +236,9 @@ def test_the_real_verifier_finds_support_in_the_abstract_that_answers_and_nothin
             question=question, rank=rank, pmid=pmid, score=1 / rank, lexical_score=1, semantic_score=0
         )
 
-    consensus = question_consensus(question=question, verifier=answer_verifier(default_pipeline_settings()))
+    consensus = question_consensus(
+        question=question, verifier=answer_verifier(default_pipeline_settings()), rule=BottomLineRule()
+    )
 
     assert consensus is not None
     assert consensus["claim"] == "Pain is a clinically relevant problem in general adult psychiatry."
@@ -243,7 +246,36 @@ def test_the_real_verifier_finds_support_in_the_abstract_that_answers_and_nothin
     assert consensus["pmids"]["support"] == [REAL_QUESTION_PMID]
     assert consensus["pmids"]["no_evidence"] == [UNRELATED_PMID]
     assert (consensus["contradict"], consensus["unclear"]) == (0, 0)
+    assert consensus["bottom_line"]["yes_pmids"] == [REAL_QUESTION_PMID], "not retracted, it votes yes"
     support = consensus["verdicts"][REAL_QUESTION_PMID]
     assert support["confidence"] > 0.5
     start, end = support["evidence_spans"][0]
     assert "pain" in abstracts[REAL_QUESTION_PMID][1][start:end].lower()
+
+
+@pytest.mark.model
+def test_a_retracted_abstract_is_read_but_never_votes_in_the_bottom_line() -> None:
+    """The abstract that answers the question, retracted: the real verifier still finds its support (the meter shows
+    it), but the bottom line keeps it out of the vote and names it, so nothing is left to vote for yes."""
+    text, abstracts = _real_abstracts()
+    for pmid, (title, abstract) in abstracts.items():
+        Article.objects.create(pmid=pmid, title=title, abstract=abstract)
+    Article.objects.filter(pmid=REAL_QUESTION_PMID).update(retraction_status=Article.Retraction.RETRACTED)
+    question = admission.question_create(text=text, enqueue=False)
+    for rank, pmid in enumerate(abstracts, start=1):
+        RetrievedDocument.objects.create(
+            question=question, rank=rank, pmid=pmid, score=1 / rank, lexical_score=1, semantic_score=0
+        )
+
+    consensus = question_consensus(
+        question=question, verifier=answer_verifier(default_pipeline_settings()), rule=BottomLineRule()
+    )
+
+    assert consensus is not None
+    assert consensus["pmids"]["support"] == [REAL_QUESTION_PMID], "read and shown in the meter as before"
+    bottom_line = consensus["bottom_line"]
+    assert bottom_line["retracted_pmids"] == [REAL_QUESTION_PMID]
+    assert REAL_QUESTION_PMID not in bottom_line["yes_pmids"] + bottom_line["no_pmids"]
+    assert REAL_QUESTION_PMID not in bottom_line["weights"]
+    assert bottom_line["rests_on"] == 0
+    assert bottom_line["answer"] == "not_enough"

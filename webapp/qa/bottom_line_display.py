@@ -1,0 +1,121 @@
+"""A yes/no question's stored bottom line (`webapp.qa.consensus.bottom_line_json`) in the words a reader gets on the
+answer page, the shared page and in the Markdown export; static/verimed.js says the same when it fills the page.
+
+A consensus stored before the bottom line existed has none, and a question not asked yes or no has no consensus:
+both read as None here, so nothing is said about a bottom line there."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from verifier.bottom_line import BOTTOM_LINES
+from webapp.corpus.source_ids import source_label
+
+# The honest limits, said wherever the bottom line is: it is the verifier's reading, not medical advice.
+LIMITS = (
+    "This bottom line is a reading of the retrieved abstracts by an automatic verifier, not a clinical recommendation."
+)
+
+
+@dataclass(frozen=True)
+class Vote:
+    pmid: str
+    label: str  # "PMID 123", or a benchmark id as it is
+
+
+def _votes(pmids: Any) -> tuple[Vote, ...]:
+    return tuple(Vote(pmid=str(pmid), label=source_label(str(pmid))) for pmid in pmids or ())
+
+
+def _count(number: int, singular: str, plural: str) -> str:
+    return f"{number} {singular if number == 1 else plural}"
+
+
+@dataclass(frozen=True)
+class ShownBottomLine:
+    answer: str  # one of verifier.bottom_line.BOTTOM_LINES; empty if the stored one is none of them
+    title: str
+    rests_on: int
+    yes: tuple[Vote, ...]  # heaviest first, as stored
+    no: tuple[Vote, ...]
+    abstaining: int
+    retracted: tuple[Vote, ...]
+    answer_stance: str | None  # what the written answer says: yes, no, or None when unknown
+    answer_disagrees: bool
+
+    @property
+    def votes_sentence(self) -> str:
+        """'Rests on 3 abstracts: 2 vote yes, 1 votes no.'"""
+        rests = _count(self.rests_on, "abstract", "abstracts")
+        yes = _count(len(self.yes), "votes yes", "vote yes")
+        no = _count(len(self.no), "votes no", "vote no")
+        return f"Rests on {rests}: {yes}, {no}."
+
+    @property
+    def abstaining_sentence(self) -> str:
+        if not self.abstaining:
+            return ""
+        return _count(self.abstaining, "other abstract read takes no side.", "other abstracts read take no side.")
+
+    @property
+    def retracted_sentence(self) -> str:
+        if not self.retracted:
+            return ""
+        return _count(len(self.retracted), "retracted paper did not vote:", "retracted papers did not vote:")
+
+    def disagreement_sentence(self, where: str) -> str:
+        """Said only when the written answer takes the other side; `where` places the answer ("below", "above")."""
+        if not self.answer_disagrees:
+            return ""
+        return (
+            f"The written answer {where} says {self.answer_stance}, but the abstracts' votes say {self.title}: "
+            "read the sources."
+        )
+
+
+def shown_bottom_line(consensus: Mapping[str, Any] | None) -> ShownBottomLine | None:
+    """The bottom line of a stored consensus; None when there is no consensus or it was stored without one."""
+    stored = (consensus or {}).get("bottom_line")
+    if not stored:
+        return None
+    answer = str(stored.get("answer", ""))
+    return ShownBottomLine(
+        answer=answer if answer in BOTTOM_LINES else "",
+        title=str(stored.get("title", "")),
+        rests_on=int(stored.get("rests_on", 0)),
+        yes=_votes(stored.get("yes_pmids")),
+        no=_votes(stored.get("no_pmids")),
+        abstaining=int(stored.get("abstaining", 0)),
+        retracted=_votes(stored.get("retracted_pmids")),
+        answer_stance=str(stored["answer_stance"]) if stored.get("answer_stance") else None,
+        answer_disagrees=bool(stored.get("answer_disagrees")),
+    )
+
+
+def bottom_line_context(consensus: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What templates/qa/bottom_line.html reads; the answer it places sits below it."""
+    shown = shown_bottom_line(consensus)
+    return {
+        "bottom_line": shown,
+        "bottom_line_disagreement": shown.disagreement_sentence("below") if shown else "",
+        "bottom_line_limits": LIMITS,
+    }
+
+
+def bottom_line_markdown(bottom_line: ShownBottomLine | None, *, escape: Callable[[str], str]) -> list[str]:
+    """The Markdown export's "Bottom line" section, put before its "Consensus"; `escape` makes stored text inert."""
+    if bottom_line is None:
+        return []
+    summary = " ".join(part for part in (bottom_line.votes_sentence, bottom_line.abstaining_sentence) if part)
+    lines = ["", "## Bottom line", "", f"**{escape(bottom_line.title)}.** {summary}", ""]
+    for name, votes in (("Vote yes", bottom_line.yes), ("Vote no", bottom_line.no)):
+        lines.append(f"- {name} ({len(votes)}): {', '.join(escape(vote.label) for vote in votes) or 'none'}")
+    if bottom_line.retracted:
+        retracted = ", ".join(escape(vote.label) for vote in bottom_line.retracted)
+        lines.append(f"- Retracted, kept out of the vote ({len(bottom_line.retracted)}): {retracted}")
+    if bottom_line.answer_disagrees:
+        lines += ["", f"**{escape(bottom_line.disagreement_sentence('above'))}**"]
+    lines += ["", f"*{LIMITS}*"]
+    return lines
