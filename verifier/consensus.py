@@ -9,7 +9,7 @@ rule), in one batch; an abstract the verifier is not confident about counts as U
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from generator.claims import Claim
 from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT, UNCLEAR
@@ -32,6 +32,8 @@ class AbstractVerdict:
     label: str  # one of CONSENSUS_LABELS
     confidence: float | None  # calibrated; None where the classifier gives no probability (the LLM judge)
     evidence_spans: tuple[tuple[int, int], ...]  # character offsets into the abstract, for highlighting
+    leaning: str = NO_EVIDENCE  # the verifier's label before the Unclear threshold (what an Unclear verdict leans to)
+    probabilities: dict[str, float] = field(default_factory=dict)  # calibrated, per label
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,22 @@ def claim_consensus(verifier: AnswerVerifier, claim: str, abstracts: Sequence[Ci
                 label=citation.label,
                 confidence=citation.confidence,
                 evidence_spans=citation.evidence_spans,
+                leaning=citation.leaning or citation.label,
+                probabilities=dict(citation.probabilities),
             )
             for citation in result.citations
         ),
     )
+
+
+def answer_stance(verifier: AnswerVerifier, claim: str, answer_text: str) -> str | None:
+    """What the answer's own text says about `claim`: "yes" when the verifier reads it as supporting the claim, "no"
+    when contradicting it, None when it takes no side the verifier is sure of. The answer is read as the verifier
+    reads an abstract (its own words, citations stripped), so no second call to the language model is needed."""
+    if not answer_text.strip():
+        return None
+    reading = CitedAbstract(pmid="answer", title="", abstract=answer_text)
+    [result] = verifier.verify(
+        [Claim(text=claim, display_text=claim, citations=("answer",))], {"answer": reading}, {"answer"}
+    )
+    return {SUPPORT: "yes", CONTRADICT: "no"}.get(result.citations[0].label)

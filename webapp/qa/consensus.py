@@ -8,10 +8,20 @@ that was checked and each abstract's verdict with the evidence the verifier read
 from __future__ import annotations
 
 import logging
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+from verifier.bottom_line import AbstractVote, BottomLine, BottomLineRule, decide_bottom_line, load_bottom_line_rule
 from verifier.claim_rewriting import yes_no_claim
-from verifier.consensus import CONSENSUS_ABSTRACTS, CONSENSUS_LABELS, SPEAKING_MINIMUM, Consensus, claim_consensus
+from verifier.consensus import (
+    CONSENSUS_ABSTRACTS,
+    CONSENSUS_LABELS,
+    SPEAKING_MINIMUM,
+    Consensus,
+    answer_stance,
+    claim_consensus,
+)
 from verifier.verify import AnswerVerifier, CitedAbstract
 from webapp.corpus.models import Article
 from webapp.qa.models import Question
@@ -21,8 +31,8 @@ logger = logging.getLogger(__name__)
 CONSENSUS_KEYS = {label: label.lower() for label in CONSENSUS_LABELS}
 
 
-def consensus_json(consensus: Consensus) -> dict[str, Any]:
-    return {
+def consensus_json(consensus: Consensus, bottom_line: BottomLine | None = None) -> dict[str, Any]:
+    stored = {
         "claim": consensus.claim,
         "read": len(consensus.verdicts),
         **{key: consensus.count(label) for label, key in CONSENSUS_KEYS.items()},
@@ -33,34 +43,86 @@ def consensus_json(consensus: Consensus) -> dict[str, Any]:
                 "label": verdict.label,
                 "confidence": verdict.confidence,
                 "evidence_spans": [list(span) for span in verdict.evidence_spans],
+                "leaning": verdict.leaning,
+                "probabilities": {label: round(value, 4) for label, value in verdict.probabilities.items()},
             }
             for verdict in consensus.verdicts
         },
     }
+    if bottom_line is not None:
+        stored["bottom_line"] = bottom_line_json(bottom_line)
+    return stored
 
 
-def question_consensus(*, question: Question, verifier: AnswerVerifier) -> dict[str, Any] | None:
-    """The consensus of the question's first retrieved abstracts on its claim; None when it does not ask yes or no
-    by its form, or the rewrite cannot read it."""
+def bottom_line_json(bottom_line: BottomLine) -> dict[str, Any]:
+    """The bottom line as the page, the API and the exports read it (`verifier.bottom_line` says how it is decided)."""
+    stance = bottom_line.stance
+    return {
+        "answer": bottom_line.answer,
+        "title": bottom_line.title,
+        "rests_on": bottom_line.rests_on,
+        "yes_pmids": list(bottom_line.yes_pmids),
+        "no_pmids": list(bottom_line.no_pmids),
+        "yes_weight": round(bottom_line.yes_weight, 4),
+        "no_weight": round(bottom_line.no_weight, 4),
+        "weights": bottom_line.weights,
+        "abstaining": bottom_line.abstaining,
+        "retracted_pmids": list(bottom_line.retracted_pmids),
+        "answer_stance": stance,
+        # The answer's text takes the other side of a Yes or No: the page says so rather than show both silently.
+        "answer_disagrees": (stance, bottom_line.answer) in (("yes", "no"), ("no", "yes")),
+    }
+
+
+@cache
+def bottom_line_rule(verifier_model: str) -> BottomLineRule:
+    """The rule kept beside the configured verifier checkpoint (read once per process)."""
+    return load_bottom_line_rule(Path(verifier_model) if verifier_model else None)
+
+
+def question_consensus(
+    *, question: Question, verifier: AnswerVerifier, rule: BottomLineRule, answer_text: str = ""
+) -> dict[str, Any] | None:
+    """The consensus of the question's first retrieved abstracts on its claim, with its bottom line; None when it
+    does not ask yes or no by its form, or the rewrite cannot read it. `answer_text` is the answer's own words, read
+    for its stance."""
     claim = yes_no_claim(question.text)
     if claim is None:
         return None
     pmids = list(question.retrieved.order_by("rank").values_list("pmid", flat=True)[:CONSENSUS_ABSTRACTS])
-    articles = Article.objects.only("pmid", "title", "abstract").in_bulk(pmids, field_name="pmid")
+    articles = Article.objects.only("pmid", "title", "abstract", "retraction_status").in_bulk(pmids, field_name="pmid")
     # An article removed from the corpus since retrieval (a deletion file) has nothing left to read.
     abstracts = [
         CitedAbstract(pmid=pmid, title=articles[pmid].title, abstract=articles[pmid].abstract)
         for pmid in pmids
         if pmid in articles
     ]
-    return consensus_json(claim_consensus(verifier, claim, abstracts))
+    consensus = claim_consensus(verifier, claim, abstracts)
+    retracted = {
+        pmid for pmid, article in articles.items() if article.retraction_status == Article.Retraction.RETRACTED
+    }
+    votes = [
+        AbstractVote(
+            pmid=verdict.pmid,
+            rank=rank,
+            leaning=verdict.leaning,
+            shown=verdict.label,
+            probabilities=verdict.probabilities,
+            retracted=verdict.pmid in retracted,
+        )
+        for rank, verdict in enumerate(consensus.verdicts)
+    ]
+    stance = answer_stance(verifier, claim, answer_text) if answer_text else None
+    return consensus_json(consensus, decide_bottom_line(votes, rule, stance=stance))
 
 
-def question_consensus_or_none(*, question: Question, verifier: AnswerVerifier) -> dict[str, Any] | None:
+def question_consensus_or_none(
+    *, question: Question, verifier: AnswerVerifier, rule: BottomLineRule, answer_text: str = ""
+) -> dict[str, Any] | None:
     """`question_consensus`, or None when making it failed: the consensus is an extra beside the answer, so whatever
     goes wrong (a time limit included) is logged and leaves it out, and the answer's own verdicts are stored."""
     try:
-        return question_consensus(question=question, verifier=verifier)
+        return question_consensus(question=question, verifier=verifier, rule=rule, answer_text=answer_text)
     except Exception:
         logger.exception("question %s: the consensus could not be made; the answer is stored without it", question.pk)
         return None

@@ -65,3 +65,19 @@ def test_evidence_without_a_trained_tagger_says_how_to_train_one(tmp_path: Path)
             "evaluate", "evidence", "--claims", str(claims), "--corpus", str(claims),
             "--late-fusion", str(tmp_path / "no-tagger"),
         )  # fmt: skip
+
+
+def test_evaluate_answers_needs_a_set_and_bioasq_needs_its_corpus(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="give --pubmedqa, --bioasq or both"):
+        call_command("evaluate", "answers")
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("")
+    with pytest.raises(CommandError, match="--bioasq needs --corpus"):
+        call_command("evaluate", "answers", "--bioasq", str(questions))
+    with pytest.raises(CommandError, match="does not exist"):
+        call_command("evaluate", "answers", "--pubmedqa", str(tmp_path / "ori_pqal.json"), "--answer-limit", "0")
+
+
+def test_fit_bottom_line_refuses_a_folder_without_a_checkpoint(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="no checkpoint"):
+        call_command("fit_bottom_line", "--model", str(tmp_path), "--pubmedqa", str(tmp_path / "ori_pqal.json"))

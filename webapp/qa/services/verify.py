@@ -7,7 +7,7 @@ import time
 
 from django.db import transaction
 
-from webapp.qa.consensus import question_consensus_or_none
+from webapp.qa.consensus import bottom_line_rule, question_consensus_or_none
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question
 from webapp.qa.services.stages import stage_enter, stage_pipeline, stage_record_timing
 from webapp.qa.verification import answer_verifier, question_verification_inputs
@@ -23,7 +23,12 @@ def question_verify(*, question_id: int) -> None:
     stage_record_timing(question, "verification", started)  # the consensus is timed on its own
     started = time.perf_counter()
     # Made before "done" is written, since the page stops polling then; it never fails the answer.
-    consensus = question_consensus_or_none(question=question, verifier=verifier)
+    consensus = question_consensus_or_none(
+        question=question,
+        verifier=verifier,
+        rule=bottom_line_rule(pipeline.verification.verifier_model),
+        answer_text=" ".join(claim.display_text for claim in inputs.claims),
+    )
     if consensus is not None:
         stage_record_timing(question, "consensus", started)
     with transaction.atomic():

@@ -6,6 +6,11 @@
         --qrels ../shared/data/bioasq/benchmark/qrels_dev.tsv --json var/benchmarks/retrieval-bioasq.json
     manage.py evaluate generation --pubmedqa ../shared/data/pubmedqa/ori_pqal.json --limit 50 \\
         --serve qwen2.5-coder-1.5b-instruct --serve qwen2.5-coder-0.5b-instruct --json var/benchmarks/generation.json
+    manage.py evaluate answers --pubmedqa ../shared/data/pubmedqa/ori_pqal.json \\
+        --pubmedqa-ids ../shared/data/pubmedqa/test_ground_truth.json \\
+        --bioasq ../shared/data/bioasq/benchmark/questions_dev.jsonl \\
+        --corpus ../shared/data/bioasq/benchmark/corpus.jsonl.gz ../shared/data/bioasq/benchmark/distractors.jsonl.gz \\
+        --serve qwen2.5-coder-1.5b-instruct --answer-limit 100 --json var/benchmarks/answers.json
     manage.py evaluate deep-check --claims ../shared/data/scifact/claims_dev.jsonl \\
         --corpus ../shared/data/scifact/corpus.jsonl.gz --limit 20 --serve qwen2.5-coder-1.5b-instruct \\
         --json var/benchmarks/deep-check-scifact.json
@@ -33,12 +38,14 @@ from indexer.errors import IndexerError
 from indexer.evaluation import evaluate_retrieval_files, evaluation_index_dir, format_retrieval_table
 from indexer.hybrid import HybridSettings
 from indexer.reranker import RerankerLoadError, check_reranker_folder
+from verifier.answer_evaluation import AnsweringModel, AnswerSets, evaluate_answers, format_answers_table
+from verifier.bottom_line import load_bottom_line_rule
 from verifier.datasets import DatasetFormatError
 from verifier.deep_check_evaluation import evaluate_deep_check, format_deep_check_table
 from verifier.evaluation import evaluate_verification, format_verification_table
 from verifier.evidence_evaluation import evaluate_evidence, format_evidence_table
 from webapp.corpus import engines
-from webapp.qa.pipeline import default_pipeline_settings
+from webapp.qa.pipeline import PipelineSettings, default_pipeline_settings
 from webapp.qa.verification import answer_verifier
 
 
@@ -165,8 +172,42 @@ class Command(BaseCommand):
             help="Measure only the plain verdict and the gold split (no language model: minutes for a whole file).",
         )
 
+        answers = stages.add_parser(
+            "answers",
+            help="The bottom line's accuracy on PubMedQA test and BioASQ yes/no, the question alone as input.",
+        )
+        answers.add_argument("--pubmedqa", type=Path, help="PQA-L ori_pqal.json")
+        answers.add_argument(
+            "--pubmedqa-ids", type=Path, help="PQA-L test ids (default: test_ground_truth.json beside --pubmedqa)"
+        )
+        answers.add_argument(
+            "--bioasq", type=Path, help="BioASQ benchmark questions (JSON lines: body, type, exact_answer)"
+        )
+        answers.add_argument(
+            "--corpus",
+            type=Path,
+            nargs="+",
+            default=[],
+            help="The benchmark corpus files: what BioASQ questions search, and PubMedQA's distractors.",
+        )
+        answers.add_argument("--limit", type=int, help="Questions per set (a seeded sample).")
+        answers.add_argument(
+            "--answer-limit",
+            type=int,
+            default=100,
+            help="Of those, how many the LLM answers, for its own stance beside the bottom line (0: none).",
+        )
+        answers.add_argument(
+            "--model", default=settings.VERIMED.verification.verifier_model, help="verifier checkpoint folder"
+        )
+        answers.add_argument("--json", type=Path, help="Write the results here.")
+        answers.add_argument(
+            "--serve", choices=sorted(MODELS), help="Serve this packaged model with llama.cpp for the answers."
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         stages: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]], Callable[[dict[str, Any]], str]]] = {
+            "answers": (self._answers, format_answers_table),
             "generation": (self._generation, format_generation_table),
             "verification": (self._verification, format_verification_table),
             "retrieval": (self._retrieval, format_retrieval_table),
@@ -180,6 +221,35 @@ class Command(BaseCommand):
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(result, indent=2))
             self.stdout.write(f"wrote {out}")
+
+    def _answers(self, options: dict[str, Any]) -> dict[str, Any]:
+        sets = answer_sets(options)
+        model = str(options["model"])
+        pipeline = pipeline_with_verifier(model)
+        answering = None
+        if options["answer_limit"] > 0:
+            answering = AnsweringModel(
+                endpoint=_configured_llm(server_kind=settings.VERIMED.llm.server_kind),
+                serve=options["serve"],
+                model_cache=settings.VERIMED.paths.model_cache,
+                generation=pipeline.generation,
+                answer_limit=options["answer_limit"],
+            )
+        try:
+            return evaluate_answers(
+                sets,
+                limit=options["limit"],
+                index_root=settings.VAR_DIR / "eval" / "answers",
+                embedder=engines.embedder(),
+                retrieval=HybridSettings(),
+                verifier=answer_verifier(pipeline),
+                verifier_model=model,
+                rule=load_bottom_line_rule(Path(model)),
+                model=answering,
+                write=self.stdout.write,
+            )
+        except (ValueError, ModelFileError) as exc:
+            raise CommandError(str(exc)) from exc
 
     def _retrieval(self, options: dict[str, Any]) -> dict[str, Any]:
         corpus: list[Path] = options["corpus"]
@@ -304,6 +374,28 @@ class Command(BaseCommand):
             )
         except (DatasetFormatError, ModelFileError) as exc:
             raise CommandError(str(exc)) from exc
+
+
+def answer_sets(options: dict[str, Any]) -> AnswerSets:
+    """The files `evaluate answers` and `fit_bottom_line` read, checked: either set alone works."""
+    if options["pubmedqa"] is None and options["bioasq"] is None:
+        raise CommandError("give --pubmedqa, --bioasq or both")
+    if options["bioasq"] is not None and not options["corpus"]:
+        raise CommandError("--bioasq needs --corpus: the benchmark corpus its questions are searched in")
+    _require(options["pubmedqa"], options["pubmedqa_ids"], options["bioasq"], *options["corpus"])
+    return AnswerSets(
+        pubmedqa=options["pubmedqa"],
+        pubmedqa_ids=options["pubmedqa_ids"],
+        bioasq=options["bioasq"],
+        corpus=tuple(options["corpus"]),
+    )
+
+
+def pipeline_with_verifier(model: str) -> PipelineSettings:
+    """The product's settings with another verifier checkpoint, read as the product reads the configured one."""
+    pipeline = default_pipeline_settings()
+    verification = pipeline.verification.model_copy(update={"verifier_model": model})
+    return pipeline.model_copy(update={"verification": verification})
 
 
 def _require(*paths: Path | None) -> None:
