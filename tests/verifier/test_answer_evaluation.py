@@ -50,9 +50,9 @@ PQAL = {
         "final_decision": "maybe",
     },
     "104": {
-        "QUESTION": "Aripiprazole: a new risk factor for pathological gambling?",  # the rewrite cannot read it
-        "CONTEXTS": ["Case reports of gambling."],
-        "LONG_ANSWER": "Aripiprazole may be a risk factor.",
+        "QUESTION": "Starting insulin in type 2 diabetes: continue oral agents?",  # the rewrite cannot read it
+        "CONTEXTS": ["A survey of insulin starts in type 2 diabetes."],
+        "LONG_ANSWER": "Oral agents were continued by most.",
         "final_decision": "yes",
     },
     "105": {
