@@ -14,8 +14,8 @@ import json
 import random
 import re
 import statistics
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from generator.generate import generate_answer
 from generator.generation_settings import GenerationSettings
 from generator.packing import PackedContext
 from generator.prompts import STANCE_SYSTEM, STANCE_USER
-from generator.reading_rate import measure_reading_rate
+from generator.reading_rate import ReadingRate, measure_reading_rate
 from generator.registry import build_llm, build_token_counter
 from generator.serve import served_model
 from indexer.base import Embedder, FusedHit
@@ -284,6 +284,32 @@ def _score(
     run.cited_sentences += sum(1 for claim in claims if claim.citations)
 
 
+@contextmanager
+def served_llm(
+    model: str | None, *, endpoint: LLMSettings, model_cache: Path, n_ctx: int, write: Write
+) -> Iterator[tuple[LLMSettings, ReadingRate | None]]:
+    """For the block: `model` served with llama.cpp (None: `endpoint` as configured), its settings, and the server's
+    prompt-reading rate (None for the fake server), printed because the same prompt takes five times longer on some
+    of our machines than others and a timing means nothing without it."""
+    serving: AbstractContextManager[str]
+    if model:
+        write(f"serving {model} with llama.cpp…")
+        serving = served_model(model, cache=model_cache, n_ctx=n_ctx)
+    else:
+        serving = nullcontext(endpoint.base_url)
+    with serving as base_url:
+        settings = replace(
+            endpoint,
+            base_url=base_url,
+            model=model or endpoint.model,
+            server_kind="llama.cpp" if model else endpoint.server_kind,
+        )
+        rate = None if settings.server_kind == "fake" else measure_reading_rate(settings)
+        if rate:
+            write(f"  the server reads prompts at {rate.tokens_per_s} tokens/s (probe of {rate.prompt_tokens} tokens)")
+        yield settings, rate
+
+
 def evaluate_model(
     model: str | None,
     items: Sequence[PubMedQAItem],
@@ -297,19 +323,12 @@ def evaluate_model(
     write: Write,
 ) -> GenerationRun:
     """One model's run: `model` names a packaged model served with llama.cpp for the run; None uses `endpoint`."""
-    serving: AbstractContextManager[str]
-    if model:
-        write(f"serving {model} with llama.cpp…")
-        serving = served_model(model, cache=model_cache, n_ctx=generation.context_tokens)
-    else:
-        serving = nullcontext(endpoint.base_url)
-    with serving as base_url:
-        llm_settings = replace(
-            endpoint,
-            base_url=base_url,
-            model=model or endpoint.model,
-            server_kind="llama.cpp" if model else endpoint.server_kind,
-        )
+    with served_llm(
+        model, endpoint=endpoint, model_cache=model_cache, n_ctx=generation.context_tokens, write=write
+    ) as (
+        llm_settings,
+        rate,
+    ):
 
         def progress(done: int, run: GenerationRun) -> None:
             summary = run.summary()
@@ -318,10 +337,6 @@ def evaluate_model(
                 f"ttft p50 {summary['ttft_ms_p50']} ms stance {summary['stance_agreement_pct']}%"
             )
 
-        # Printed beside the timings: the same prompt takes five times longer on some of our machines than others.
-        rate = None if llm_settings.server_kind == "fake" else measure_reading_rate(llm_settings)
-        if rate:
-            write(f"  the server reads prompts at {rate.tokens_per_s} tokens/s (probe of {rate.prompt_tokens} tokens)")
         run = evaluate_generation(
             items,
             index=index,

@@ -28,20 +28,17 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sklearn.metrics import f1_score
 
 from generator.base import LLM, LLMSettings, TokenCounter
-from generator.evaluation import answer_prompt, index_search, llm_stance
+from generator.evaluation import answer_prompt, index_search, llm_stance, served_llm
 from generator.generate import generate_answer
 from generator.generation_settings import GenerationSettings
-from generator.reading_rate import measure_reading_rate
 from generator.registry import build_llm, build_token_counter
-from generator.serve import served_model
 from indexer.base import Embedder
 from indexer.evaluation import read_corpus
 from indexer.evaluation_index import EvaluationIndex, build_evaluation_index
@@ -54,9 +51,10 @@ from verifier.bottom_line import (
     AbstractVote,
     BottomLineRule,
     DevQuestion,
-    bottom_line_correct,
+    consensus_votes,
     decide_bottom_line,
     fit_bottom_line_rule,
+    weighted_accuracy,
 )
 from verifier.claim_rewriting import yes_no_claim
 from verifier.consensus import CONSENSUS_ABSTRACTS, answer_stance, claim_consensus
@@ -183,17 +181,7 @@ def read_question(
             )
             for hit in hits[:CONSENSUS_ABSTRACTS]
         ]
-        consensus = claim_consensus(verifier, claim, abstracts)
-        votes = tuple(
-            AbstractVote(
-                pmid=verdict.pmid,
-                rank=rank,
-                leaning=verdict.leaning,
-                shown=verdict.label,
-                probabilities=verdict.probabilities,
-            )
-            for rank, verdict in enumerate(consensus.verdicts)
-        )
+        votes = tuple(consensus_votes(claim_consensus(verifier, claim, abstracts)))
     return QuestionReading(
         question=question,
         claim=claim,
@@ -550,23 +538,13 @@ def _answered(
     verifier: AnswerVerifier,
     write: Write,
 ) -> tuple[dict[str, AnsweredQuestion], float | None]:
-    serving: AbstractContextManager[str]
-    if model.serve:
-        write(f"serving {model.serve} with llama.cpp…")
-        serving = served_model(model.serve, cache=model.model_cache, n_ctx=model.generation.context_tokens)
-    else:
-        serving = nullcontext(model.endpoint.base_url)
-    with serving as base_url:
-        settings = replace(
-            model.endpoint,
-            base_url=base_url,
-            model=model.serve or model.endpoint.model,
-            server_kind="llama.cpp" if model.serve else model.endpoint.server_kind,
-        )
-        # Printed beside the timings: the same prompt takes five times longer on some of our machines than others.
-        rate = None if settings.server_kind == "fake" else measure_reading_rate(settings)
-        if rate:
-            write(f"  the server reads prompts at {rate.tokens_per_s} tokens/s (probe of {rate.prompt_tokens} tokens)")
+    with served_llm(
+        model.serve,
+        endpoint=model.endpoint,
+        model_cache=model.model_cache,
+        n_ctx=model.generation.context_tokens,
+        write=write,
+    ) as (settings, rate):
         answered = answer_questions(
             readings,
             index=index,
@@ -625,17 +603,6 @@ def fit_rule_on_dev(
         "fitted_on": fitted_on,
         "source_weights": weights,
         "dev_accuracy_fitted": rule.dev_accuracy,
-        "dev_accuracy_default_rule": round(_weighted_dev_accuracy(dev, default, weights), 4),
+        "dev_accuracy_default_rule": round(weighted_accuracy(dev, default, weights or None), 4),
         "rule": asdict(rule),
     }
-
-
-def _weighted_dev_accuracy(dev: Sequence[DevQuestion], rule: BottomLineRule, weights: dict[str, float]) -> float:
-    sources = sorted({question.source for question in dev})
-    chosen = weights or dict.fromkeys(sources, 1.0)
-    total = 0.0
-    for source in sources:
-        items = [question for question in dev if question.source == source]
-        right = sum(bottom_line_correct(decide_bottom_line(q.votes, rule).answer, q.gold) for q in items)
-        total += chosen.get(source, 0.0) * right / len(items)
-    return total / sum(chosen.values())

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from verifier.consensus import Consensus
 from verifier.verdicts import CONTRADICT, SUPPORT, UNCLEAR
 
 BOTTOM_LINE_FILE = "bottom_line.json"
@@ -192,12 +193,7 @@ def fit_bottom_line_rule(
 ) -> BottomLineRule:
     """The grid point with the best weighted mean of the dev sources' accuracies (`source_weights`, equal when
     None: a large set of one kind of question must not decide alone); ties go to the earlier grid point."""
-    if not questions:
-        raise ValueError("no dev questions to fit the bottom line on")
-    sources = sorted({question.source for question in questions})
-    weights = {source: (source_weights or {}).get(source, 0.0 if source_weights else 1.0) for source in sources}
-    if sum(weights.values()) <= 0:
-        raise ValueError(f"the source weights {source_weights} give no dev source any weight")
+    weights = _resolved_weights(questions, source_weights)
     stance_grid = GRID["stance_weight"] if with_stance else (0.0,)
     best: tuple[float, BottomLineRule] | None = None
     for decay, unclear, minimum, majority, stance_weight in itertools.product(
@@ -218,6 +214,39 @@ def fit_bottom_line_rule(
     return BottomLineRule(
         **{**asdict(rule), "fitted_on": tuple(fitted_on), "dev_accuracy": round(score, 4)},
     )
+
+
+def weighted_accuracy(
+    questions: Sequence[DevQuestion], rule: BottomLineRule, source_weights: Mapping[str, float] | None = None
+) -> float:
+    """`rule`'s accuracy on dev questions as the fit scores it: the sources' accuracies, weighted."""
+    return _weighted_accuracy(questions, rule, _resolved_weights(questions, source_weights))
+
+
+def _resolved_weights(questions: Sequence[DevQuestion], source_weights: Mapping[str, float] | None) -> dict[str, float]:
+    """Each source present among `questions` with its weight: equal when None, 0 for a source the mapping omits."""
+    if not questions:
+        raise ValueError("no dev questions to fit the bottom line on")
+    sources = sorted({question.source for question in questions})
+    weights = {source: (source_weights or {}).get(source, 0.0 if source_weights else 1.0) for source in sources}
+    if sum(weights.values()) <= 0:
+        raise ValueError(f"the source weights {source_weights} give no dev source any weight")
+    return weights
+
+
+def consensus_votes(consensus: Consensus, *, retracted: Collection[str] = ()) -> list[AbstractVote]:
+    """The votes of a consensus's abstracts, ranked in retrieval order; PMIDs in `retracted` are kept from voting."""
+    return [
+        AbstractVote(
+            pmid=verdict.pmid,
+            rank=rank,
+            leaning=verdict.leaning,
+            shown=verdict.label,
+            probabilities=verdict.probabilities,
+            retracted=verdict.pmid in retracted,
+        )
+        for rank, verdict in enumerate(consensus.verdicts)
+    ]
 
 
 def _weighted_accuracy(questions: Sequence[DevQuestion], rule: BottomLineRule, weights: Mapping[str, float]) -> float:

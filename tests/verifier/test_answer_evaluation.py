@@ -11,13 +11,17 @@ from pathlib import Path
 
 import pytest
 
+from generator.base import LLMSettings
+from generator.generation_settings import GenerationSettings
 from indexer.evaluation_index import build_evaluation_index
 from indexer.fake_embedder import FakeEmbedder
 from indexer.hybrid import HybridSettings
 from verifier.answer_evaluation import (
     BIOASQ,
     PUBMEDQA,
+    AnsweringModel,
     SetReport,
+    _answered,
     bioasq_questions,
     pubmedqa_questions,
     pubmedqa_records,
@@ -164,3 +168,36 @@ def test_an_empty_set_reports_zeros_with_its_own_gold_rows():
     summary = SetReport(name=BIOASQ, corpus="none", readings=[], rule=BottomLineRule()).summary()
     assert set(summary["confusion"]) == {"yes", "no"}
     assert (summary["n"], summary["accuracy"], summary["seconds_per_question"]) == (0, 0.0, None)
+
+
+def test_answered_questions_are_scored_beside_the_bottom_line_on_the_same_questions(pqal, tmp_path):
+    data, ids = pqal
+    embedder = FakeEmbedder()
+    index = build_evaluation_index(pubmedqa_records(data), tmp_path / "index", embedder)
+    verifier = AnswerVerifier(FakeClaimClassifier(), FakeEvidenceFinder())
+    readings = read_questions(
+        pubmedqa_questions(data, ids, split="test"),
+        index=index,
+        embedder=embedder,
+        retrieval=HybridSettings(),
+        verifier=verifier,
+        write=print,
+    )
+    model = AnsweringModel(
+        endpoint=LLMSettings(base_url="", model="unused", server_kind="fake"),
+        serve=None,
+        model_cache=tmp_path,
+        generation=GenerationSettings(),
+        answer_limit=2,
+    )
+    try:
+        answered, rate = _answered(readings[:2], model, index, embedder, HybridSettings(), verifier, print)
+    finally:
+        index.close()
+    assert rate is None  # the fake server has no prompt-reading rate to probe
+    assert set(answered) == {reading.question.qid for reading in readings[:2]}
+    assert all(item.llm_stance in ("yes", "no", "maybe") for item in answered.values())
+    report = SetReport(name=PUBMEDQA, corpus="5", readings=readings, rule=BottomLineRule(), answered=answered)
+    with_llm = report.summary()["with_llm"]
+    assert with_llm["n"] == 2
+    assert set(with_llm) >= {"bottom_line", "llm_stance", "gain_over_llm_stance", "answer_contradicts_bottom_line"}

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from verifier.bottom_line import AbstractVote, BottomLine, BottomLineRule, decide_bottom_line, load_bottom_line_rule
+from verifier.bottom_line import BottomLine, BottomLineRule, consensus_votes, decide_bottom_line, load_bottom_line_rule
 from verifier.claim_rewriting import yes_no_claim
 from verifier.consensus import (
     CONSENSUS_ABSTRACTS,
@@ -101,17 +101,7 @@ def question_consensus(
     retracted = {
         pmid for pmid, article in articles.items() if article.retraction_status == Article.Retraction.RETRACTED
     }
-    votes = [
-        AbstractVote(
-            pmid=verdict.pmid,
-            rank=rank,
-            leaning=verdict.leaning,
-            shown=verdict.label,
-            probabilities=verdict.probabilities,
-            retracted=verdict.pmid in retracted,
-        )
-        for rank, verdict in enumerate(consensus.verdicts)
-    ]
+    votes = consensus_votes(consensus, retracted=retracted)
     stance = answer_stance(verifier, claim, answer_text) if answer_text else None
     return consensus_json(consensus, decide_bottom_line(votes, rule, stance=stance))
 
