@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -119,6 +120,40 @@ class TrainingConfig:
     counterfactual_fraction: float = 0.0  # share of SUPPORT pairs that also give an edited CONTRADICT one
     resume_every: int = 100  # steps between resumable checkpoints
     precision: str = "fp32"  # or "bf16" (autocast) or "auto": see verifier.precision
+    # Distillation (verifier.distillation): the teacher checkpoint whose soft labels the student learns, the weight of
+    # the gold label against them on gold examples, their temperature, and the unlabelled transfer sources.
+    teacher: str = ""
+    distill_alpha: float = 0.5
+    distill_temperature: float = 2.0
+    transfer_data: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SoftTargets:
+    """The teacher's label distribution for every training example (rows in LABELS order) and which examples also
+    carry a gold label (the transfer pairs do not)."""
+
+    probabilities: np.ndarray
+    gold: np.ndarray  # bool per example
+
+
+def distillation_loss(
+    logits: torch.Tensor,
+    labels: torch.Tensor,
+    teacher: torch.Tensor,
+    gold: torch.Tensor,
+    *,
+    class_weights: torch.Tensor,
+    alpha: float,
+    temperature: float,
+) -> torch.Tensor:
+    """Per example: the KL divergence from the teacher's distribution at `temperature` (scaled by its square, so the
+    gradients keep their size), mixed with the weighted gold cross-entropy by `alpha` where a gold label exists."""
+    log_student = torch.log_softmax(logits / temperature, dim=-1)
+    soft = (teacher * (torch.log(teacher.clamp_min(1e-8)) - log_student)).sum(dim=-1) * temperature**2
+    hard = torch.nn.functional.cross_entropy(logits, labels, weight=class_weights, reduction="none")
+    mixed = torch.where(gold, alpha * hard + (1 - alpha) * soft, soft)
+    return mixed.mean()
 
 
 def _class_weights(labels: Sequence[str]) -> torch.Tensor:
@@ -145,6 +180,7 @@ def train_verifier(
     stop_after_examples: int = 0,
     eval_every: int = 0,
     record: Mapping[str, object] | None = None,
+    soft_targets: SoftTargets | None = None,
 ) -> dict[str, object]:
     """Fine-tune, keep the evaluation with the best mean macro-F1 over the dev sets, save it in fp16 safetensors.
 
@@ -152,7 +188,8 @@ def train_verifier(
     run's, so running again with a larger number (or none) goes on as if it had never stopped. `eval_every` steps the
     dev sets are scored inside an epoch too (the learning curve; 0: at each epoch's end only). Neither is part of the
     run's identity: a resumed run may change both. `record` goes into training.json as it is (what the extra
-    training files gave: `verifier.reviewed_flags.extra_report`)."""
+    training files gave: `verifier.reviewed_flags.extra_report`). `soft_targets` makes it a distillation run: the loss
+    is `distillation_loss` with the config's alpha and temperature."""
     torch.manual_seed(config.seed)
     torch.set_num_threads(config.threads)
     rng = random.Random(config.seed)
@@ -175,7 +212,25 @@ def train_verifier(
         warmup_ratio=config.warmup_ratio,
         total_steps=total_steps,
     )
-    loss_function = torch.nn.CrossEntropyLoss(weight=_class_weights([e.label for e in train]))
+    if soft_targets is not None and len(soft_targets.probabilities) != len(train):
+        raise ValueError(f"{len(soft_targets.probabilities)} teacher rows for {len(train)} training examples")
+    gold_mask = np.ones(len(train), dtype=bool) if soft_targets is None else soft_targets.gold
+    class_weights = _class_weights([e.label for e, is_gold in zip(train, gold_mask, strict=True) if is_gold])
+    loss_function = torch.nn.CrossEntropyLoss(weight=class_weights)
+
+    def batch_loss(logits: torch.Tensor, batch: list[int]) -> Any:
+        if soft_targets is None:
+            return loss_function(logits, label_ids[batch])
+        return distillation_loss(
+            logits,
+            label_ids[batch],
+            torch.from_numpy(soft_targets.probabilities[batch]),
+            torch.from_numpy(soft_targets.gold[batch]),
+            class_weights=class_weights,
+            alpha=config.distill_alpha,
+            temperature=config.distill_temperature,
+        )
+
     output = Path(config.output)
     output.mkdir(parents=True, exist_ok=True)
     resume = ResumePoint(output / RESUME_FILE)
@@ -240,7 +295,7 @@ def train_verifier(
             )
             with autocast(config.precision):
                 logits = model(**encoded).logits
-            loss = loss_function(logits.float(), label_ids[batch])
+            loss = batch_loss(logits.float(), batch)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
@@ -274,7 +329,8 @@ def train_verifier(
     summary = {
         "config": asdict(config),
         "train_examples": len(train),
-        "train_labels": dict(Counter(e.label for e in train)),
+        "train_labels": dict(Counter(e.label for e, is_gold in zip(train, gold_mask, strict=True) if is_gold)),
+        "transfer_examples": int((~gold_mask).sum()),
         "history": history,
         "best_epoch": max(history, key=lambda entry: float(entry["mean_macro_f1"]))["epoch"],  # type: ignore[arg-type]
         "best_examples_seen": max(history, key=lambda entry: float(entry["mean_macro_f1"]))["examples_seen"],  # type: ignore[arg-type]

@@ -7,14 +7,26 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from indexer.base import Embedder
-from verifier.datasets import DEV_SPLITS, ClaimDocumentPair, read_split, read_training_pairs
+from verifier.cross_encoder import CrossEncoderVerifier
+from verifier.datasets import DEV_SPLITS, LABELS, ClaimDocumentPair, read_split, read_training_pairs
+from verifier.distillation import TeacherLogits, pairs_digest, soft_targets, teacher_label_order, transfer_pairs
 from verifier.extra_training import bioasq_pairs, counterfactual_pairs, dev_question_ids, label_counts, pubmedqa_pairs
 from verifier.reviewed_flags import ExtraFileCount, extra_report, held_out, read_reviewed_file, select_reviewed
-from verifier.training import TrainingConfig, build_examples, gold_free_examples, train_verifier
+from verifier.training import (
+    Example,
+    SoftTargets,
+    TrainingConfig,
+    build_examples,
+    gold_free_examples,
+    train_verifier,
+)
 from verifier.vectors import SentenceVectors
 
 EXTRA_SOURCES = ("bioasq", "pubmedqa")  # any other entry of `TrainingConfig.extra_data` is an export_flags file
+TRANSFER_SOURCES = ("bioasq-answers",)  # unlabelled pairs a distillation run has the teacher label
 
 
 def extra_pairs(data_root: Path, names: Sequence[str]) -> list[ClaimDocumentPair]:
@@ -81,6 +93,14 @@ def run_verifier_training(
     k = config.evidence_sentences
     choose = None if vectors is None else (lambda pair: vectors.ranked(pair.claim, pair.document.sentences)[:k])
     dev = {name: gold_free_examples(pairs, choose) for name, pairs in dev_pairs.items()}
+    soft = None
+    record: dict[str, object] = dict(extra_report(counts))
+    if config.teacher:
+        transfer = _transfer_pairs(data_root, config, write)
+        if vectors is not None:
+            vectors.add_pairs(transfer)
+        train, soft = _distillation_targets(config, train, gold_free_examples(transfer, choose), write)
+        record["teacher"] = config.teacher
     write(f"training on {len(train):,} examples; dev: " + ", ".join(f"{n} {len(e)}" for n, e in dev.items()))
     return train_verifier(
         config,
@@ -89,5 +109,39 @@ def run_verifier_training(
         on_progress=write,
         stop_after_examples=stop_after_examples,
         eval_every=eval_every,
-        record=extra_report(counts),
+        record=record,
+        soft_targets=soft,
     )
+
+
+def _transfer_pairs(data_root: Path, config: TrainingConfig, write: Callable[[str], None]) -> list[ClaimDocumentPair]:
+    pairs: list[ClaimDocumentPair] = []
+    for name in config.transfer_data:
+        if name != "bioasq-answers":
+            raise ValueError(f"unknown transfer source {name!r} ({', '.join(TRANSFER_SOURCES)})")
+        made, counts = transfer_pairs(data_root, seed=config.seed)
+        write(counts.summary())
+        pairs += made
+    return pairs
+
+
+def _distillation_targets(
+    config: TrainingConfig, gold: Sequence[Example], transfer: Sequence[Example], write: Callable[[str], None]
+) -> tuple[list[Example], SoftTargets]:
+    """The gold examples and the transfer examples with the teacher's distribution over each (computed once and kept
+    beside the student while it trains); a transfer example's label is the teacher's argmax, for the record only."""
+    examples = [*gold, *transfer]
+    pairs = [(example.claim, example.passage) for example in examples]
+    digest = pairs_digest(pairs, config.teacher)
+    stored = TeacherLogits(Path(config.output))
+    logits = stored.load(digest)
+    if logits is None:
+        write(f"the teacher labels {len(pairs):,} pairs ({config.teacher}, {config.precision})…")
+        teacher = CrossEncoderVerifier.load(config.teacher, max_length=config.max_length, precision=config.precision)
+        logits = teacher.logits(pairs)[:, teacher_label_order(teacher.labels)].astype(np.float32)
+        stored.save(digest, logits)
+    probabilities = soft_targets(logits, config.distill_temperature)
+    argmax = np.argmax(logits[len(gold) :], axis=1)
+    labelled = [Example(e.claim, e.passage, LABELS[int(i)]) for e, i in zip(transfer, argmax, strict=True)]
+    gold_mask = np.array([True] * len(gold) + [False] * len(transfer))
+    return [*gold, *labelled], SoftTargets(probabilities=probabilities, gold=gold_mask)

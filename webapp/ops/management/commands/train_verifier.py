@@ -4,6 +4,8 @@
     manage.py train_verifier --input abstract --output var/models/verifier-abstract
     manage.py train_verifier --backbone mpnet --max-length 128 --precision bf16 --eval-every 100 --stop-after 3200
     manage.py train_verifier --extra bioasq,pubmedqa --extra flags.jsonl   # plus reviewers' flags (export_flags)
+    manage.py train_verifier --backbone verifier/models/verimed-minilm-verifier \
+        --teacher verifier/models/verimed-mpnet-verifier --transfer bioasq-answers   # distil mpnet into MiniLM
 
 A run keeps a resume point in its output folder every few steps: the same command again goes on where a killed or
 gated (`--stop-after`) run stopped.
@@ -24,7 +26,7 @@ from verifier.datasets import DEV_SPLITS, TRAIN_SPLITS, DatasetFormatError
 from verifier.precision import CHOICES
 from verifier.reviewed_flags import read_reviewed_file
 from verifier.training import TrainingConfig
-from verifier.training_run import EXTRA_SOURCES, run_verifier_training
+from verifier.training_run import EXTRA_SOURCES, TRANSFER_SOURCES, run_verifier_training
 from webapp.corpus import engines
 
 EXTRA_DEFAULT = ["bioasq,pubmedqa"]
@@ -71,6 +73,19 @@ class Command(BaseCommand):
             "questions and duplicates dropped); empty for none.",
         )
         parser.add_argument(
+            "--teacher",
+            default="",
+            help="A verifier checkpoint whose soft labels the student learns (distillation; verifier.distillation).",
+        )
+        parser.add_argument(
+            "--transfer",
+            default="bioasq-answers",
+            help=f"Unlabelled pairs the teacher labels too, comma-separated ({', '.join(TRANSFER_SOURCES)}; "
+            "empty for none); only with --teacher.",
+        )
+        parser.add_argument("--distill-alpha", type=float, default=0.5, help="Weight of the gold label on gold pairs.")
+        parser.add_argument("--distill-temperature", type=float, default=2.0, help="Softens the teacher's labels.")
+        parser.add_argument(
             "--counterfactuals",
             type=float,
             default=0.5,
@@ -95,6 +110,11 @@ class Command(BaseCommand):
                 read_reviewed_file(Path(name))
             except DatasetFormatError as error:
                 raise CommandError(str(error)) from None
+        teacher = resolve_model_path(options["teacher"]) if options["teacher"] else ""
+        transfer = [name.strip() for name in options["transfer"].split(",") if name.strip()] if teacher else []
+        unknown = [name for name in transfer if name not in TRANSFER_SOURCES]
+        if unknown:
+            raise CommandError(f"unknown transfer source {unknown[0]!r} ({', '.join(TRANSFER_SOURCES)})")
         config = TrainingConfig(
             backbone=resolve_model_path(options["backbone"]),
             output=str(options["output"]),
@@ -112,6 +132,10 @@ class Command(BaseCommand):
             counterfactual_fraction=options["counterfactuals"],
             precision=options["precision"],
             seed=options["seed"],
+            teacher=teacher,
+            distill_alpha=options["distill_alpha"],
+            distill_temperature=options["distill_temperature"],
+            transfer_data=transfer,
         )
         summary = run_verifier_training(
             config,
