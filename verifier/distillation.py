@@ -29,12 +29,11 @@ from indexer.reranker_data import training_questions
 from indexer.sentences import sentence_texts
 from verifier.counterfactuals import counterfactual, drug_like_terms
 from verifier.datasets import LABELS, ClaimDocumentPair, Document
-from verifier.extra_training import BIOASQ_GOLDEN
+from verifier.extra_training import BIOASQ_GOLDEN, question_snippets
 from verifier.reviewed_flags import HeldOut, held_out, normalised
 from verifier.verdicts import NO_EVIDENCE
 
 TEACHER_FILE = "teacher_probabilities.npz"  # the teacher's labels, kept in the student's folder while it trains
-SNIPPETS_PER_DOCUMENT = 4
 MIN_SENTENCE_WORDS = 5  # "Yes." and "BRCA1 and BRCA2." are answers, not claims a verifier can judge
 SENTENCES_PER_ANSWER = 3
 _TRANSFER_LABEL = NO_EVIDENCE  # a transfer pair's label field; it carries no gold and never enters the gold loss
@@ -63,8 +62,7 @@ def golden_records(data_root: Path) -> list[dict[str, Any]]:
 
 
 def _snippet_document(question: dict[str, Any]) -> Document | None:
-    texts = [" ".join(str(snippet.get("text", "")).split()) for snippet in question.get("snippets", [])]
-    sentences = tuple(dict.fromkeys(text for text in texts if text))[:SNIPPETS_PER_DOCUMENT]
+    sentences = question_snippets(question)
     return Document(doc_id=f"bioasq:{question['id']}", title="", sentences=sentences) if sentences else None
 
 
@@ -77,10 +75,6 @@ def _answer_sentences(question: dict[str, Any], holdout: HeldOut) -> list[str]:
             if len(sentence.split()) >= MIN_SENTENCE_WORDS and normalised(sentence) not in holdout.claims:
                 sentences.append(sentence)
     return sentences[:SENTENCES_PER_ANSWER]
-
-
-def _words(text: str) -> set[str]:
-    return {word for word in normalised(text).replace("-", " ").split() if len(word) > 2}
 
 
 def transfer_pairs(data_root: Path, *, seed: int = 13) -> tuple[list[ClaimDocumentPair], TransferCounts]:
@@ -113,6 +107,11 @@ def transfer_pairs(data_root: Path, *, seed: int = 13) -> tuple[list[ClaimDocume
             if edited is not None:
                 pairs.append(ClaimDocumentPair(f"{key}:cf-{edited.kind}", edited.claim, document, _TRANSFER_LABEL, ()))
     return pairs, TransferCounts(questions_read=len(questions), questions_held_out=left_out, pairs=len(pairs))
+
+
+def _words(text: str) -> set[str]:
+    # Hyphenated terms count by their parts ("loss-of-function"): answers and questions hyphenate inconsistently.
+    return {word for word in normalised(text).replace("-", " ").split() if len(word) > 2}
 
 
 def _most_similar(index: int, words: Sequence[set[str]], rng: random.Random) -> int | None:

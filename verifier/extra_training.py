@@ -47,7 +47,7 @@ def bioasq_yes_no_questions(data_root: Path) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-def _snippets(question: dict[str, Any]) -> tuple[str, ...]:
+def question_snippets(question: dict[str, Any]) -> tuple[str, ...]:
     texts = [" ".join(str(snippet["text"]).split()) for snippet in question.get("snippets", [])]
     return tuple(dict.fromkeys(text for text in texts if text))[:SNIPPETS_PER_PAIR]
 
@@ -62,10 +62,10 @@ def bioasq_pairs(data_root: Path, *, exclude_ids: set[str], seed: int = 13) -> l
     questions = [
         question
         for question in bioasq_yes_no_questions(data_root)
-        if question["id"] not in exclude_ids and _snippets(question)
+        if question["id"] not in exclude_ids and question_snippets(question)
     ]
     rng = random.Random(seed)
-    snippets = [_snippets(question) for question in questions]
+    snippets = [question_snippets(question) for question in questions]
     words = [_words(question["body"]) for question in questions]
     snippet_words = [_words(" ".join(texts)) for texts in snippets]
     pairs: list[ClaimDocumentPair] = []
