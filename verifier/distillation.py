@@ -147,7 +147,7 @@ def pairs_digest(pairs: Iterable[tuple[str, str]], teacher: str) -> str:
 
 class TeacherLogits:
     """The teacher's logits for the student's pairs, computed once and kept in the student's folder: labelling tens
-    of thousands of pairs with a 110M-parameter model takes a quarter of an hour on two cores, and a resumed run
+    of thousands of pairs with a 110M-parameter model takes half an hour on two cores, and a resumed run
     should not pay it again."""
 
     def __init__(self, folder: Path) -> None:

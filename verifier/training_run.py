@@ -132,7 +132,8 @@ def _distillation_targets(
     beside the student while it trains); a transfer example's label is the teacher's argmax, for the record only."""
     examples = [*gold, *transfer]
     pairs = [(example.claim, example.passage) for example in examples]
-    digest = pairs_digest(pairs, config.teacher)
+    # The teacher's reading is part of the key: the same pairs read at another length or precision are other labels.
+    digest = pairs_digest(pairs, f"{config.teacher}|{config.max_length}|{config.precision}")
     stored = TeacherLogits(Path(config.output))
     logits = stored.load(digest)
     if logits is None:

@@ -202,3 +202,33 @@ def test_a_distilled_student_learns_the_teachers_labels_not_only_the_gold_ones(t
     predicted = [student.labels[int(np.argmax(row))] for row in student.logits(texts)]
     assert predicted == list(LABELS)  # the teacher's labels: no gold example counted
     assert summary["transfer_examples"] == len(train)
+
+
+@pytest.mark.model
+def test_the_teacher_reads_the_pairs_once_per_reading_and_transfer_examples_carry_no_gold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from verifier import training_run
+    from verifier.cross_encoder import CrossEncoderVerifier
+
+    teacher = str(Path(settings.VERIMED.verification.verifier_model))
+    gold = [Example("Drug A lowers blood pressure.", "Trial. Drug A lowered blood pressure.", "SUPPORT")]
+    transfer = [Example("Drug A raises blood pressure.", "Trial. Drug A lowered blood pressure.", "NO_EVIDENCE")]
+    config = TrainingConfig(backbone=teacher, output=str(tmp_path), teacher=teacher, max_length=64)
+
+    examples, targets = training_run._distillation_targets(config, gold, transfer, lambda message: None)
+
+    assert [example.claim for example in examples] == [gold[0].claim, transfer[0].claim]
+    assert targets.gold.tolist() == [True, False]
+    assert targets.probabilities.shape == (2, 3)
+    assert targets.probabilities.sum(axis=1) == pytest.approx([1.0, 1.0])
+
+    def refuse(*args: object, **kwargs: object) -> CrossEncoderVerifier:
+        raise AssertionError("the teacher was loaded again")
+
+    monkeypatch.setattr(CrossEncoderVerifier, "load", refuse)
+    _, stored = training_run._distillation_targets(config, gold, transfer, lambda message: None)
+    assert stored.probabilities == pytest.approx(targets.probabilities)  # read back, not recomputed
+    longer = TrainingConfig(backbone=teacher, output=str(tmp_path), teacher=teacher, max_length=128)
+    with pytest.raises(AssertionError, match="loaded again"):  # another reading is other labels
+        training_run._distillation_targets(longer, gold, transfer, lambda message: None)
