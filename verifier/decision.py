@@ -52,7 +52,7 @@ class DecisionRule:
 
     def calibrated(self, logits: np.ndarray) -> np.ndarray:
         """Temperature-scaled probabilities, one row per pair."""
-        return _softmax(np.asarray(logits, dtype=np.float64) / self.temperature)
+        return softmax(np.asarray(logits, dtype=np.float64) / self.temperature)
 
     def decide_labels(self, calibrated: np.ndarray) -> list[str]:
         scores = np.log(np.clip(calibrated, 1e-12, 1.0)) + np.array(
@@ -70,7 +70,7 @@ class DecisionRule:
 
     def decide(self, logits: np.ndarray) -> list[Decision]:
         logits = np.asarray(logits, dtype=np.float64)
-        raw = _softmax(logits)
+        raw = softmax(logits)
         calibrated = self.calibrated(logits)
         decisions = []
         for label, row, raw_row in zip(self.decide_labels(calibrated), calibrated, raw, strict=True):
@@ -109,7 +109,7 @@ class DecisionRule:
         )
 
 
-def _softmax(logits: np.ndarray) -> np.ndarray:
+def softmax(logits: np.ndarray) -> np.ndarray:
     shifted = logits - logits.max(axis=1, keepdims=True)
     exp = np.exp(shifted)
     result: np.ndarray = exp / exp.sum(axis=1, keepdims=True)
@@ -140,7 +140,7 @@ def fit_temperature(logits: np.ndarray, gold: Sequence[str], labels: Sequence[st
     logits = np.asarray(logits, dtype=np.float64)
 
     def nll(log_t: float) -> float:
-        probabilities = _softmax(logits / math.exp(log_t))
+        probabilities = softmax(logits / math.exp(log_t))
         return float(-np.log(np.clip(probabilities[np.arange(len(targets)), targets], 1e-12, 1.0)).mean())
 
     low, high = math.log(0.1), math.log(10.0)

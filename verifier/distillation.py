@@ -29,6 +29,7 @@ from indexer.reranker_data import training_questions
 from indexer.sentences import sentence_texts
 from verifier.counterfactuals import counterfactual, drug_like_terms
 from verifier.datasets import LABELS, ClaimDocumentPair, Document
+from verifier.decision import softmax
 from verifier.extra_training import BIOASQ_GOLDEN, question_snippets
 from verifier.reviewed_flags import HeldOut, held_out, normalised
 from verifier.verdicts import NO_EVIDENCE
@@ -128,10 +129,7 @@ def _most_similar(index: int, words: Sequence[set[str]], rng: random.Random) -> 
 
 def soft_targets(logits: np.ndarray, temperature: float) -> np.ndarray:
     """The teacher's label distribution at the distillation temperature (a higher one shows more of its doubt)."""
-    scaled = logits / temperature
-    scaled = scaled - scaled.max(axis=1, keepdims=True)
-    exponentials = np.exp(scaled)
-    return np.asarray(exponentials / exponentials.sum(axis=1, keepdims=True), dtype=np.float32)
+    return softmax(logits / temperature).astype(np.float32)
 
 
 def pairs_digest(pairs: Iterable[tuple[str, str]], teacher: str) -> str:
