@@ -397,6 +397,8 @@
     if (cancelForm && (data.status === "done" || data.status === "failed" || data.status === "cancelled")) {
       cancelForm.hidden = true;
     }
+    const askAgainForm = document.getElementById("ask-again-form");
+    if (askAgainForm) askAgainForm.hidden = !(data.status === "failed" || data.status === "cancelled");
     showVerificationUnavailable(data);
     showSemanticCoverage(data);
     document.getElementById("verified-by").textContent = data.models.verifier

@@ -118,13 +118,21 @@ class TasksConfig(_Group):
         "worker died): its page says so, it may be run again, and the queue no longer counts it; longer than "
         "`VERIMED_TASK_TIME_LIMIT`",
     )
+    question_lost_minutes: int = Field(
+        30,
+        ge=1,
+        validation_alias="VERIMED_QUESTION_LOST_MINUTES",
+        description="minutes a question may stay queued or in a stage without moving before it counts as lost (its "
+        "worker died, or the broker lost its task): its page shows it failed with an *Ask again* button, the queue "
+        "no longer counts it, and a late copy of its task does nothing; longer than `VERIMED_TASK_TIME_LIMIT`",
+    )
     eager: Flag = Field(
         False,
         validation_alias="VERIMED_CELERY_EAGER",
         description="run tasks inside the calling process: for tests and `ask --in-process` only, never with workers",
     )
 
-    @field_validator("deep_check_lost_minutes")
+    @field_validator("deep_check_lost_minutes", "question_lost_minutes")
     @classmethod
     def _longer_than_a_task_runs(cls, minutes: int, info: ValidationInfo) -> int:
         # Shorter, a check still running within its time limit would be shown as lost and could be started twice.

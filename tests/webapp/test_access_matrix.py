@@ -123,6 +123,8 @@ EXPECTED: Final[dict[str, list[Case]]] = {
     "questions/<int:question_id>.json": [_get(401, 200, 200, 200), _get(401, 404, 200, 200, variant="other")],
     # Reviewers read every question but only the owner or an admin stops one.
     "questions/<int:question_id>/cancel": [_post(LOGIN, 302, 404, 302), _post(LOGIN, 404, 404, 302, variant="other")],
+    # Asking again takes a failed or stopped question: these are answered, so the owner and an admin get 400.
+    "questions/<int:question_id>/again": [_post(LOGIN, 400, 404, 400), _post(LOGIN, 404, 404, 400, variant="other")],
     "articles/<str:pmid>.json": [RESEARCHER_JSON],
     "history/": [RESEARCHER_PAGE],
     # Follow-ups: only the person who asked, on their answered question (an empty follow-up or question is 400).

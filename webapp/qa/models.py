@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class Question(models.Model):
@@ -95,6 +98,21 @@ class Question(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.DONE, self.Status.FAILED, self.Status.CANCELLED)
+
+    @property
+    def lost(self) -> bool:
+        """Queued or in a stage, but unmoved for longer than a task may run: its worker died or the broker lost its
+        task (a restart without persistence), and nothing will finish it."""
+        return not self.finished and self.updated_at < question_lost_before()
+
+    @property
+    def shown_status(self) -> str:
+        """The status the pages and the API show: a lost question reads as failed (and may be asked again)."""
+        return self.Status.FAILED if self.lost else self.status
+
+    @property
+    def shown_error(self) -> str:
+        return question_lost_reason() if self.lost else self.error
 
     @property
     def given_pmids(self) -> list[str]:
@@ -216,3 +234,16 @@ class ModelAction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} started {self.get_kind_display()} at {self.created_at:%Y-%m-%d %H:%M}"
+
+
+def question_lost_before() -> datetime:
+    """A question queued or in a stage that has not moved since this moment counts as lost."""
+    return timezone.now() - timedelta(minutes=settings.VERIMED.tasks.question_lost_minutes)
+
+
+def question_lost_reason() -> str:
+    minutes = settings.VERIMED.tasks.question_lost_minutes
+    return (
+        f"it had not moved for {minutes} minutes, so it was lost (its worker probably stopped or restarted). "
+        "Ask it again to start over."
+    )

@@ -15,7 +15,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from webapp.qa.models import Question
+from webapp.qa.models import Question, question_lost_before
 
 # Every status a question passes through before it is finished; a question in any of them holds a worker or waits
 # for one.
@@ -49,9 +49,15 @@ def queued_work_kinds() -> tuple[QueuedWork, ...]:
     return tuple(_REGISTERED.values())
 
 
+def questions_unfinished() -> QuerySet[Question]:
+    """Questions queued or running, those lost left out: a question whose worker died (or whose task a broker
+    restart dropped) must not hold a place in line, or fill the queue valve, for good."""
+    return Question.objects.filter(status__in=UNFINISHED, updated_at__gte=question_lost_before())
+
+
 def questions_unfinished_count() -> int:
-    """Questions queued or running; one COUNT on the (status, created_at) index."""
-    return Question.objects.filter(status__in=UNFINISHED).count()
+    """Questions queued or running (lost ones left out); one COUNT on the (status, created_at) index."""
+    return questions_unfinished().count()
 
 
 def work_unfinished_counts() -> list[tuple[int, str, str]]:
@@ -101,14 +107,14 @@ def question_queue_position(*, question: Question) -> int | None:
     being written, or it has ended. One COUNT per kind of work.
 
     Ties on `created_at` are broken by id, so two questions stored in the same microsecond never share a place."""
-    if question.status not in WAITING:
+    if question.status not in WAITING or question.lost:
         return None
     earlier = Q(created_at__lt=question.created_at) | Q(created_at=question.created_at, pk__lt=question.pk)
-    return Question.objects.filter(earlier, status__in=UNFINISHED).count() + _others_ahead(question.created_at) + 1
+    return questions_unfinished().filter(earlier).count() + _others_ahead(question.created_at) + 1
 
 
 def queued_work_position(*, work: QueuedWork, pk: int, queued_at: datetime) -> int:
     """The place in line of a registered kind of work's row still waiting: 1 when it is next, as for a question,
     counting the questions and other work queued before it."""
-    questions = Question.objects.filter(status__in=UNFINISHED, created_at__lt=queued_at).count()
+    questions = questions_unfinished().filter(created_at__lt=queued_at).count()
     return questions + _others_ahead(queued_at, own=work, own_pk=pk) + 1

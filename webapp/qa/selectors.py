@@ -81,9 +81,9 @@ def question_payload(question: Question) -> QuestionPayload:
     return {
         "id": question.pk,
         "question": question.text,
-        "status": question.status,
+        "status": question.shown_status,
         "queue_position": question_queue_position(question=question),
-        "error": question.error,
+        "error": question.shown_error,
         "verification_status": question.verification_status or None,
         "verification_error": question.verification_error,
         "answer": question.answer_text,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,8 @@ from indexer.errors import IndexerError
 from webapp.qa import follow_ups
 from webapp.qa.services import ending, generate, retrieve, stages, verify
 from webapp.task_retries import RetryPolicy, WorkFailure, run_retrying
+
+logger = logging.getLogger(__name__)
 
 MAX_RETRIES = 2
 RETRY_DELAY_SECONDS = 3
@@ -28,6 +31,8 @@ def _attempt(task: Task, stage: Callable[..., None], question_id: int) -> WorkFa
             stage(question_id=question_id)
         except stages.QuestionCancelledError:
             ending.question_mark_cancelled(question_id=question_id)
+        except stages.QuestionEndedError as ended:
+            logger.info("%s: nothing to do", ended)
 
     return run_retrying(task, work, RETRY_POLICY, describe=f"question {question_id} in {stage.__name__}")
 

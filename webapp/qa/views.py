@@ -67,6 +67,30 @@ def question_cancel(request: HttpRequest, question_id: int) -> HttpResponse:
     return redirect("question", question_id=question.pk)
 
 
+@require_POST
+@role_required(RESEARCHER)
+def question_ask_again(request: HttpRequest, question_id: int) -> HttpResponse:
+    """Ask a failed, stopped or lost question again: the page's Ask again button posts here. The new question
+    passes the same limits as any other; a refusal is shown on the ask page, the question's text kept."""
+    question = question_or_404(user=request.user, question_id=question_id)
+    if not question_cancellable(user=request.user, question=question):
+        raise Http404("No such question.")
+    try:
+        again = admission.question_ask_again(question=question, user=request.user)
+    except admission.QuestionRejectedError as exc:
+        form = SearchSettingsForm()
+        own = selectors.questions_history(visible=questions_visible(user=request.user), user_id=request.user.pk)
+        context = {
+            "error": str(exc),
+            "text": question.text,
+            "recent": list(own[:10]),
+            "form": form,
+            "max_question_chars": admission.question_max_chars(),
+        }
+        return render(request, "qa/ask.html", context, status=exc.http_status)
+    return redirect("question", question_id=again.pk)
+
+
 @require_GET
 @role_required(RESEARCHER)
 def article_json(request: HttpRequest, pmid: str) -> JsonResponse:

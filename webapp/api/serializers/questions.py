@@ -122,6 +122,13 @@ class QuestionListQuerySerializer(serializers.Serializer):
 
 class QuestionSummarySerializer(serializers.ModelSerializer):
     question = serializers.CharField(source="text")
+    status = serializers.ChoiceField(
+        source="shown_status",
+        choices=Question.Status.choices,
+        read_only=True,
+        help_text="failed also for a question lost on its way (queued or in a stage, unmoved for "
+        "`VERIMED_QUESTION_LOST_MINUTES`); its detail's `error` says so.",
+    )
     asked_by = serializers.CharField(source="user.username", default=None, allow_null=True)
     url = serializers.HyperlinkedIdentityField(view_name="api-question", lookup_url_kwarg="question_id")
     parent = serializers.IntegerField(source="parent_id", allow_null=True, read_only=True, help_text=PARENT_HELP)

@@ -198,6 +198,25 @@ def question_create(
     return question
 
 
+def question_ask_again(*, question: Question, user: AbstractBaseUser | AnonymousUser | None) -> Question:
+    """Ask a question that failed, was stopped or was lost once more, as a new question with the same text, search
+    settings and thread, through the same limits as any question. A lost original is marked failed for good first,
+    so a late copy of its task cannot answer it as well."""
+    if not (question.lost or question.status in (Question.Status.FAILED, Question.Status.CANCELLED)):
+        raise QuestionRejectedError("Only a question that failed or was stopped can be asked again.")
+    if question.lost:
+        Question.objects.filter(pk=question.pk, updated_at=question.updated_at).update(
+            status=Question.Status.FAILED, error=question.shown_error
+        )
+    return question_create(
+        text=question.text,
+        user=user,
+        filters=_stored_or_none(RetrievalFilters, question.settings.get("filters")),
+        retrieval=_stored_or_none(HybridSettings, question.settings.get("retrieval")),
+        parent=question.parent,
+    )
+
+
 def _stored_or_none(model: type[Stored], stored: object) -> Stored | None:
     """Settings stored with an earlier question, or None (the defaults) where the fields have changed since."""
     try:

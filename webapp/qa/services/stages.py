@@ -14,10 +14,21 @@ class QuestionCancelledError(Exception):
     """The question was cancelled: the remaining stages do nothing."""
 
 
+class QuestionEndedError(Exception):
+    """The question has ended (answered, failed, or lost and so failed): a late or repeated copy of a stage's task,
+    such as a broker's redelivery after a restart, does nothing rather than answer it a second time."""
+
+
 def stage_enter(question_id: int, status: Question.Status) -> Question:
     question = Question.objects.get(pk=question_id)
     if question.cancel_requested or question.status == Question.Status.CANCELLED:
         raise QuestionCancelledError(f"question {question_id} was cancelled")
+    if question.lost:
+        # Its page already shows it failed, with Ask again: answering it now would answer it twice.
+        Question.objects.filter(pk=question_id).update(status=Question.Status.FAILED, error=question.shown_error)
+        raise QuestionEndedError(f"question {question_id} was lost before this stage began")
+    if question.finished:
+        raise QuestionEndedError(f"question {question_id} has already ended ({question.status})")
     question.status = status
     question.save(update_fields=["status", "updated_at"])
     return question
