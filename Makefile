@@ -11,7 +11,7 @@ PORT ?= 8000
 PIP := $(BIN)/pip --disable-pip-version-check
 INSTALL := $(PIP) install --quiet --find-links $(WHEEL_CACHE) -c requirements.lock
 
-.PHONY: run stop test test-fast lint typecheck llama-wheel chromium lock
+.PHONY: run stop test drills test-fast lint typecheck llama-wheel chromium lock
 
 run: $(VENV)/.installed-run
 	$(BIN)/python manage.py migrate --noinput -v0
@@ -28,6 +28,13 @@ stop:
 test: $(VENV)/.installed-test chromium lint typecheck
 	$(BIN)/python -m pytest; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests: the suite is missing, failing on purpose"; exit 1; fi; \
+	exit $$status
+
+# Restart drills: real questions while a worker, the LLM server or the site is killed and restarted
+# (tests/e2e/test_restart_drills.py), apart from `make test`, which must stay within 15 minutes; CI runs both.
+drills: $(VENV)/.installed-test chromium
+	$(BIN)/python -m pytest -m drill; status=$$?; \
+	if [ $$status -eq 5 ]; then echo "pytest collected no drills: they are missing, failing on purpose"; exit 1; fi; \
 	exit $$status
 
 # Quick loop: no stack, no browser, no real model (the registries' fake adapters stand in where a test allows).

@@ -77,6 +77,11 @@ EXPECTED: Final[dict[str, list[Case]]] = {
         _post(401, 200, 403, 200),
         _post(401, 404, 403, 200, variant="other"),
     ],
+    # Asking again: the owner or an admin; these questions are answered, so 400.
+    "api/v1/questions/<int:question_id>/again": [
+        _post(401, 400, 403, 400),
+        _post(401, 404, 403, 400, variant="other"),
+    ],
     # Only the person who asked watches; a reviewer or admin who may read it is told why not (403).
     "api/v1/questions/<int:question_id>/watch": [
         _post(401, 200, 403, 403),

@@ -16,6 +16,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("v1/questions", views.QuestionListView.as_view(), name="api-questions"),
     path("v1/questions/<int:question_id>", views.QuestionDetailView.as_view(), name="api-question"),
     path("v1/questions/<int:question_id>/cancel", views.QuestionCancelView.as_view(), name="api-question-cancel"),
+    path("v1/questions/<int:question_id>/again", views.QuestionAskAgainView.as_view(), name="api-question-again"),
     path("v1/questions/<int:question_id>/watch", watch_views.QuestionWatchView.as_view(), name="api-question-watch"),
     path(
         "v1/questions/<int:question_id>/deep-check",

@@ -204,6 +204,42 @@ class QuestionCancelView(APIView):
         return Response(questions.CancelledSerializer(result).data)
 
 
+class QuestionAskAgainView(APIView):
+    permission_classes = RESEARCHER_ONLY
+
+    @extend_schema(
+        summary="Ask a failed, stopped or lost question again",
+        description="For the person who asked, or an admin: a new question with the same text, search settings and "
+        "thread, under the same hourly limits and queue valve as asking. A lost original (queued or in a stage, "
+        "unmoved for `VERIMED_QUESTION_LOST_MINUTES`) is marked failed for good first.",
+        request=None,
+        responses={
+            201: questions.QuestionCreatedSerializer,
+            400: OpenApiResponse(common.DetailSerializer, description="The question has not failed or been stopped."),
+            403: OpenApiResponse(common.DetailSerializer, description="You may see this question but not ask it."),
+            404: common.MISSING_QUESTION,
+            429: OpenApiResponse(common.DetailSerializer, description="Your hourly limit; see `Retry-After`."),
+            503: OpenApiResponse(common.DetailSerializer, description="The queue is full; try again in a minute."),
+        },
+    )
+    def post(self, request: Request, question_id: int) -> Response:
+        question = question_or_404(user=request.user, question_id=question_id)
+        if not question_cancellable(user=request.user, question=question):
+            raise PermissionDenied("Only the person who asked, or an admin, may ask a question again.")
+        try:
+            again = admission.question_ask_again(question=question, user=request.user)
+        except admission.QuestionRejectedError as exc:
+            headers = {"Retry-After": str(exc.retry_after_seconds)} if exc.retry_after_seconds else {}
+            return Response({"detail": str(exc)}, status=exc.http_status, headers=headers)
+        created = {
+            "id": again.pk,
+            "status": again.status,
+            "url": request.build_absolute_uri(reverse("api-question", args=[again.pk])),
+            "page_url": request.build_absolute_uri(reverse("question", args=[again.pk])),
+        }
+        return Response(questions.QuestionCreatedSerializer(created).data, status=status.HTTP_201_CREATED)
+
+
 class ArticleDetailView(APIView):
     permission_classes = RESEARCHER_ONLY
 

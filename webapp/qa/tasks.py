@@ -16,10 +16,15 @@ from webapp.task_retries import RetryPolicy, WorkFailure, run_retrying
 
 logger = logging.getLogger(__name__)
 
-MAX_RETRIES = 2
+# Waits of 3, 6 and 12 s: 21 s in all ride out a restart of the LLM server (a supervisor's, or `stack start --only
+# llm`: the 1.5B model loads in seconds) or of a search engine, where two retries 3 s apart failed the question.
+MAX_RETRIES = 3
 RETRY_DELAY_SECONDS = 3
 RETRY_POLICY = RetryPolicy(
-    max_retries=MAX_RETRIES, delay_seconds=RETRY_DELAY_SECONDS, retry_on=(GenerationError, IndexerError)
+    max_retries=MAX_RETRIES,
+    delay_seconds=RETRY_DELAY_SECONDS,
+    retry_on=(GenerationError, IndexerError),
+    backoff=2.0,
 )
 
 

@@ -135,3 +135,22 @@ def test_only_a_failed_stopped_or_lost_question_is_asked_again(role_users: dict[
 def test_the_lost_window_must_outlast_a_task(settings: Settings) -> None:
     with pytest.raises(ImproperlyConfigured, match=r"VERIMED_QUESTION_LOST_MINUTES=15: .*longer than"):
         settings.VERIMED.replace(VERIMED_QUESTION_LOST_MINUTES=15)  # the task may run 16 minutes
+
+
+def test_the_api_asks_a_lost_question_again(role_users: dict[str, User]) -> None:
+    from rest_framework.test import APIClient
+
+    researcher = role_users[RESEARCHER]
+    lost = _stalled(_asked(researcher), status=Question.Status.RETRIEVING, minutes=31)
+    client = APIClient()
+    client.force_authenticate(researcher)
+
+    created = client.post(f"/api/v1/questions/{lost.pk}/again")
+
+    assert created.status_code == 201
+    again = Question.objects.get(pk=created.json()["id"])
+    assert again.text == lost.text
+    assert client.get(f"/api/v1/questions/{lost.pk}").json()["status"] == "failed"
+    refused = client.post(f"/api/v1/questions/{again.pk}/again")  # queued, in its window: nothing to ask again
+    assert refused.status_code == 400
+    assert "failed or was stopped" in refused.json()["detail"]

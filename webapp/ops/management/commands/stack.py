@@ -21,6 +21,14 @@ class Command(BaseCommand):
         parser.add_argument("action", choices=["start", "stop", "status"])
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument(
+            "--only",
+            action="append",
+            choices=NAMES,
+            default=[],
+            help="Start or stop only this process (repeatable), leaving the others as they are: to restart one that "
+            "died, such as the LLM server, without stopping the site.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         stack = Stack(settings.VAR_DIR)
@@ -30,7 +38,8 @@ class Command(BaseCommand):
                 pid = stack.running_pid(name)
                 self.stdout.write(f"{name:<7} {'running, pid ' + str(pid) if pid else 'stopped'}")
             return
-        stopped = stack.stop(NAMES)
+        names = options["only"] or NAMES
+        stopped = stack.stop(names)
         if stopped:
             self.stdout.write(f"stopped: {', '.join(stopped)}")
         if action == "stop":
@@ -43,11 +52,15 @@ class Command(BaseCommand):
             model_cache=settings.VERIMED.paths.model_cache,
             llm_context_tokens=settings.VERIMED.generation.context_tokens,
         )
+        planned = [service for service in planned if service.name in names]
         try:
             stack.start(planned, on_wait=lambda name: self.stdout.write(f"starting {name}..."))
         except RuntimeError as exc:
-            stack.stop(NAMES)
+            stack.stop(names)
             raise CommandError(str(exc)) from exc
+        if options["only"]:
+            self.stdout.write(self.style.SUCCESS(f"started: {', '.join(service.name for service in planned)}"))
+            return
         self.stdout.write(self.style.SUCCESS(f"VeriMed is running at http://{options['host']}:{options['port']}/"))
         coverage = semantic_coverage()
         if not coverage.complete:
