@@ -8,15 +8,36 @@ says which of those error families it retries, how often and how long it waits.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
 from typing import Literal
 
 from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
 logger = logging.getLogger(__name__)
+
+
+class DatabaseUnavailableError(Exception):
+    """The database dropped the connection mid-task (a restart, a failover, a network blip): worth a retry on a
+    fresh connection."""
+
+    transient = True
+
+
+@contextmanager
+def database_errors_as_transient() -> Iterator[None]:
+    """Turn a lost database connection into DatabaseUnavailableError, closing it first: Django keeps a broken
+    connection until the task ends, so without this every retry would fail on the same dead socket."""
+    try:
+        yield
+    except (OperationalError, InterfaceError) as error:
+        with suppress(DatabaseError):
+            connection.close()
+        raise DatabaseUnavailableError(f"the database connection was lost ({error})".strip()) from error
 
 
 @dataclass(frozen=True)

@@ -116,10 +116,11 @@ def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     profile: str = request.param
     var_dir = tmp_path_factory.mktemp(f"stack-{profile}")
     with profile_env(profile, var_dir) as profile_vars:
-        yield from _started_stack(profile, var_dir, profile_vars)
+        yield from started_stack(profile, var_dir, profile_vars)
 
 
-def _started_stack(profile: str, var_dir: Path, profile_vars: dict[str, str]) -> Iterator[RunningStack]:
+def started_stack(profile: str, var_dir: Path, profile_vars: dict[str, str]) -> Iterator[RunningStack]:
+    """A stack on `profile` in `var_dir`, prepared as `make run` prepares it, stopped when the generator ends."""
     corpus = var_dir / "corpus.jsonl"
     gold = _write_corpus(corpus)
     port = free_port()

@@ -27,13 +27,21 @@ _REDIS_CLAIM_KEY = "verimed-e2e-claim"
 
 
 @contextmanager
-def profile_env(profile: str, var_dir: Path) -> Iterator[dict[str, str]]:
+def profile_env(
+    profile: str, var_dir: Path, *, postgres_server: str = POSTGRES_SERVER, redis_server: str = REDIS_SERVER
+) -> Iterator[dict[str, str]]:
+    """The environment `profile` adds; the production profile's database and broker live on the servers given (the
+    machine's own by default; a restart drill brings its own, to restart them)."""
     if profile == "embedded":
         yield {}
         return
     if profile != "production":
         raise ValueError(f"unknown profile {profile!r} (known: {', '.join(PROFILES)})")
-    with _postgres_database() as database_url, _redis_database() as broker_url, running_osmem() as opensearch_url:
+    with (
+        _postgres_database(postgres_server) as database_url,
+        _redis_database(redis_server) as broker_url,
+        running_osmem() as opensearch_url,
+    ):
         yield {
             "VERIMED_PRODUCTION": "true",
             "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
@@ -55,29 +63,29 @@ def profile_env(profile: str, var_dir: Path) -> Iterator[dict[str, str]]:
 
 
 @contextmanager
-def _postgres_database() -> Iterator[str]:
+def _postgres_database(server: str) -> Iterator[str]:
     name = f"verimed_e2e_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(f"{POSTGRES_SERVER}/postgres", autocommit=True) as admin:
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
-        yield f"{POSTGRES_SERVER}/{name}"
+        yield f"{server}/{name}"
     finally:
-        with psycopg.connect(f"{POSTGRES_SERVER}/postgres", autocommit=True) as admin:
+        with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
             admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 @contextmanager
-def _redis_database() -> Iterator[str]:
+def _redis_database(server: str) -> Iterator[str]:
     """The highest-numbered Redis database no other run holds; emptied when the block ends."""
     for number in range(15, 0, -1):
-        client = redis.Redis.from_url(f"{REDIS_SERVER}/{number}")
+        client = redis.Redis.from_url(f"{server}/{number}")
         if client.dbsize() == 0 and client.set(_REDIS_CLAIM_KEY, "1", nx=True):
             break
         client.close()
     else:
-        raise RuntimeError(f"no free database on the Redis server at {REDIS_SERVER} (1 to 15 all hold keys)")
+        raise RuntimeError(f"no free database on the Redis server at {server} (1 to 15 all hold keys)")
     try:
-        yield f"{REDIS_SERVER}/{number}"
+        yield f"{server}/{number}"
     finally:
         client.flushdb()
         client.close()

@@ -12,18 +12,25 @@ from generator.errors import GenerationError
 from indexer.errors import IndexerError
 from webapp.qa import follow_ups
 from webapp.qa.services import ending, generate, retrieve, stages, verify
-from webapp.task_retries import RetryPolicy, WorkFailure, run_retrying
+from webapp.task_retries import (
+    DatabaseUnavailableError,
+    RetryPolicy,
+    WorkFailure,
+    database_errors_as_transient,
+    run_retrying,
+)
 
 logger = logging.getLogger(__name__)
 
 # Waits of 3, 6 and 12 s: 21 s in all ride out a restart of the LLM server (a supervisor's, or `stack start --only
-# llm`: the 1.5B model loads in seconds) or of a search engine, where two retries 3 s apart failed the question.
+# llm`: the 1.5B model loads in seconds), of a search engine or of the database, where two retries 3 s apart failed
+# the question.
 MAX_RETRIES = 3
 RETRY_DELAY_SECONDS = 3
 RETRY_POLICY = RetryPolicy(
     max_retries=MAX_RETRIES,
     delay_seconds=RETRY_DELAY_SECONDS,
-    retry_on=(GenerationError, IndexerError),
+    retry_on=(GenerationError, IndexerError, DatabaseUnavailableError),
     backoff=2.0,
 )
 
@@ -33,7 +40,8 @@ def _attempt(task: Task, stage: Callable[..., None], question_id: int) -> WorkFa
 
     def work() -> None:
         try:
-            stage(question_id=question_id)
+            with database_errors_as_transient():
+                stage(question_id=question_id)
         except stages.QuestionCancelledError:
             ending.question_mark_cancelled(question_id=question_id)
         except stages.QuestionEndedError as ended:

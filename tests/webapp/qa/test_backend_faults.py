@@ -121,3 +121,30 @@ def test_a_broker_down_does_not_hold_the_request_for_long(broker_down: None, res
     started = time.monotonic()
     researcher_client.post("/", {"question": "Is aspirin useful after a heart attack?"})
     assert time.monotonic() - started < 15, "publishing gives up after a few short retries"
+
+
+def test_a_database_connection_lost_mid_stage_is_retried_on_a_fresh_connection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A PostgreSQL restart kills the worker's connection mid-stage; Django would keep the dead socket until the task
+    ends. The stage is retried on a new connection instead of failing, or leaving the question in its stage."""
+    from django.db import OperationalError, connection
+
+    question = admission.question_create(text="Does everolimus inhibit mTORC1?", enqueue=False)
+    connections_seen: list[object] = []
+
+    def restarted_database_once(*, question_id: int) -> None:
+        connection.ensure_connection()
+        connections_seen.append(connection.connection)
+        if len(connections_seen) == 1:
+            raise OperationalError("terminating connection due to administrator command")
+        Question.objects.filter(pk=question_id).update(status=Question.Status.RETRIEVING)
+
+    monkeypatch.setattr(retrieve, "question_retrieve", restarted_database_once)
+
+    question_retrieve_task.apply(args=(question.pk,), throw=False)
+
+    assert len(connections_seen) == 2
+    assert connections_seen[0] is not connections_seen[1], "the retry ran on a fresh connection"
+    question.refresh_from_db()
+    assert question.status == Question.Status.RETRIEVING
