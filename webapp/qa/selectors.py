@@ -13,9 +13,9 @@ from django.db.models import Prefetch, Q, QuerySet
 
 from indexer.sentences import split_sentences
 from webapp.corpus.models import Article
-from webapp.qa.models import AnswerSentence, Question
+from webapp.qa.models import AnswerSentence, Question, question_lost_before
 from webapp.qa.payloads import ArticlePayload, ConsensusPayload, QuestionPayload, SourcePayload
-from webapp.qa.queue import question_queue_position
+from webapp.qa.queue import UNFINISHED, question_queue_position
 from webapp.qa.source_notes import source_retraction, source_study_design
 from webapp.qa.threads import thread_question_ids
 
@@ -210,7 +210,13 @@ def questions_history(
         term = search.strip()
         questions = questions.filter(Q(text__icontains=term) | Q(answer_text__icontains=term))
     if status:
-        questions = questions.filter(status=status)
+        # By the status shown: a lost question (unfinished, unmoved past VERIMED_QUESTION_LOST_MINUTES) is failed.
+        unfinished = Q(status__in=UNFINISHED)
+        lost = unfinished & Q(updated_at__lt=question_lost_before())
+        if status == Question.Status.FAILED:
+            questions = questions.filter(Q(status=status) | lost)
+        else:
+            questions = questions.filter(status=status).exclude(lost)
     return questions
 
 

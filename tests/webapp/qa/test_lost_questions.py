@@ -154,3 +154,19 @@ def test_the_api_asks_a_lost_question_again(role_users: dict[str, User]) -> None
     refused = client.post(f"/api/v1/questions/{again.pk}/again")  # queued, in its window: nothing to ask again
     assert refused.status_code == 400
     assert "failed or was stopped" in refused.json()["detail"]
+
+
+def test_the_history_filter_goes_by_the_status_shown(role_users: dict[str, User]) -> None:
+    from rest_framework.test import APIClient
+
+    researcher = role_users[RESEARCHER]
+    lost = _stalled(_asked(researcher), status=Question.Status.GENERATING, minutes=31)
+    running = _stalled(_asked(researcher, "Is metformin safe?"), status=Question.Status.GENERATING, minutes=1)
+    client = APIClient()
+    client.force_authenticate(researcher)
+
+    def listed(status: str) -> list[int]:
+        return [row["id"] for row in client.get("/api/v1/questions", {"status": status}).json()["results"]]
+
+    assert listed("failed") == [lost.pk]
+    assert listed("generating") == [running.pk]
