@@ -158,13 +158,18 @@ class QuestionListView(GenericAPIView):
             return Response({"detail": str(exc)}, status=exc.http_status, headers={"Retry-After": "60"})
         except admission.QuestionRejectedError as exc:
             raise ValidationError({"question": [str(exc)]}) from exc
-        created = {
-            "id": question.pk,
-            "status": question.status,
-            "url": request.build_absolute_uri(reverse("api-question", args=[question.pk])),
-            "page_url": request.build_absolute_uri(reverse("question", args=[question.pk])),
-        }
-        return Response(questions.QuestionCreatedSerializer(created).data, status=status.HTTP_201_CREATED)
+        return _created(request, question)
+
+
+def _created(request: Request, question: Question) -> Response:
+    """201 with a newly queued question: its id, status, and where to poll it and read it on the site."""
+    created = {
+        "id": question.pk,
+        "status": question.status,
+        "url": request.build_absolute_uri(reverse("api-question", args=[question.pk])),
+        "page_url": request.build_absolute_uri(reverse("question", args=[question.pk])),
+    }
+    return Response(questions.QuestionCreatedSerializer(created).data, status=status.HTTP_201_CREATED)
 
 
 class QuestionDetailView(APIView):
@@ -231,13 +236,7 @@ class QuestionAskAgainView(APIView):
         except admission.QuestionRejectedError as exc:
             headers = {"Retry-After": str(exc.retry_after_seconds)} if exc.retry_after_seconds else {}
             return Response({"detail": str(exc)}, status=exc.http_status, headers=headers)
-        created = {
-            "id": again.pk,
-            "status": again.status,
-            "url": request.build_absolute_uri(reverse("api-question", args=[again.pk])),
-            "page_url": request.build_absolute_uri(reverse("question", args=[again.pk])),
-        }
-        return Response(questions.QuestionCreatedSerializer(created).data, status=status.HTTP_201_CREATED)
+        return _created(request, again)
 
 
 class ArticleDetailView(APIView):

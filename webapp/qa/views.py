@@ -42,16 +42,20 @@ def ask(request: HttpRequest) -> HttpResponse:
                 error, error_status = str(exc), exc.http_status
             else:
                 return redirect("question", question_id=question.pk)
+    return _ask_page(request, form=form, text=text, error=error, status=error_status if error or form.errors else 200)
+
+
+def _ask_page(request: HttpRequest, *, form: SearchSettingsForm, text: str, error: str, status: int) -> HttpResponse:
+    """The ask page with the person's recent questions, `text` in the box and `error` above it."""
     own = selectors.questions_history(visible=questions_visible(user=request.user), user_id=request.user.pk)
-    recent = list(own[:10])
     context = {
         "error": error,
         "text": text,
-        "recent": recent,
+        "recent": list(own[:10]),
         "form": form,
         "max_question_chars": admission.question_max_chars(),
     }
-    return render(request, "qa/ask.html", context, status=error_status if error or form.errors else 200)
+    return render(request, "qa/ask.html", context, status=status)
 
 
 @require_POST
@@ -78,16 +82,7 @@ def question_ask_again(request: HttpRequest, question_id: int) -> HttpResponse:
     try:
         again = admission.question_ask_again(question=question, user=request.user)
     except admission.QuestionRejectedError as exc:
-        form = SearchSettingsForm()
-        own = selectors.questions_history(visible=questions_visible(user=request.user), user_id=request.user.pk)
-        context = {
-            "error": str(exc),
-            "text": question.text,
-            "recent": list(own[:10]),
-            "form": form,
-            "max_question_chars": admission.question_max_chars(),
-        }
-        return render(request, "qa/ask.html", context, status=exc.http_status)
+        return _ask_page(request, form=SearchSettingsForm(), text=question.text, error=str(exc), status=exc.http_status)
     return redirect("question", question_id=again.pk)
 
 

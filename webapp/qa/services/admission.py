@@ -25,6 +25,7 @@ from webapp.qa.models import ModelAction, Question
 from webapp.qa.pipeline import RetrievalFilters, default_pipeline_settings
 from webapp.qa.queue import work_unfinished_counts
 from webapp.qa.rate_limit import WINDOW, model_action_again_at, question_ask_again_at
+from webapp.qa.services.ending import question_fail_if_lost
 from webapp.qa.services.publishing import question_enqueue
 
 Stored = TypeVar("Stored", bound=BaseModel)
@@ -204,10 +205,7 @@ def question_ask_again(*, question: Question, user: AbstractBaseUser | Anonymous
     so a late copy of its task cannot answer it as well."""
     if not (question.lost or question.status in (Question.Status.FAILED, Question.Status.CANCELLED)):
         raise QuestionRejectedError("Only a question that failed or was stopped can be asked again.")
-    if question.lost:
-        Question.objects.filter(pk=question.pk, updated_at=question.updated_at).update(
-            status=Question.Status.FAILED, error=question.shown_error
-        )
+    question_fail_if_lost(question)
     return question_create(
         text=question.text,
         user=user,

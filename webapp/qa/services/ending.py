@@ -45,3 +45,12 @@ def question_verification_unavailable(*, question_id: int, reason: str) -> None:
 
 def question_fail(*, question_id: int, reason: str) -> None:
     Question.objects.filter(pk=question_id).update(status=Question.Status.FAILED, error=reason[:2000])
+
+
+def question_fail_if_lost(question: Question) -> None:
+    """Mark a lost question failed for good, saying why, so that a late copy of its task finds it ended; nothing is
+    written when it is not lost, or has moved since it was read."""
+    if question.lost:
+        Question.objects.filter(pk=question.pk, updated_at=question.updated_at).update(
+            status=Question.Status.FAILED, error=question.shown_error
+        )

@@ -8,6 +8,7 @@ from typing import Any
 
 from webapp.qa.models import Question
 from webapp.qa.pipeline import PipelineSettings
+from webapp.qa.services.ending import question_fail_if_lost
 
 
 class QuestionCancelledError(Exception):
@@ -25,7 +26,7 @@ def stage_enter(question_id: int, status: Question.Status) -> Question:
         raise QuestionCancelledError(f"question {question_id} was cancelled")
     if question.lost:
         # Its page already shows it failed, with Ask again: answering it now would answer it twice.
-        Question.objects.filter(pk=question_id).update(status=Question.Status.FAILED, error=question.shown_error)
+        question_fail_if_lost(question)
         raise QuestionEndedError(f"question {question_id} was lost before this stage began")
     if question.finished:
         raise QuestionEndedError(f"question {question_id} has already ended ({question.status})")
