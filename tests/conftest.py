@@ -1,7 +1,9 @@
-"""Session-wide fixtures: the real LLM server the generator and verifier tests talk to."""
+"""Session-wide fixtures: the real LLM servers the generator and verifier tests talk to (llama.cpp; vLLM for
+`make vllm-check`)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -11,8 +13,9 @@ import pytest
 from django.conf import settings
 
 from generator.serve import served_model
+from generator.serve_vllm import served_vllm_model
 from indexer.embedder import SentenceTransformerEmbedder
-from tests.support import TEST_LLM_MODEL, shared_data_dir
+from tests.support import TEST_LLM_MODEL, free_port, shared_data_dir
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -29,16 +32,30 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 MARKER_BY_FIXTURE = {
     "minilm": "model",
     "llm_base_url": "model",
+    "vllm_base_url": "vllm",
     "stack": "stack",
     "page": "browser",
 }
 
 
+# The groups reach pytest-xdist's scheduler through tests/xdist_groups.py.
+pytest_plugins = ["tests.xdist_groups"]
+
+# `make test` runs the suite on two workers (pytest-xdist, --dist loadgroup). Everything that makes the LLM write
+# (the e2e stacks and the tests on the session's llama.cpp server, which the stacks share) runs on one worker, the
+# rest beside it: llama.cpp already keeps both cores busy, and two model servers at once only slow each other down.
+GROUP_BY_FIXTURE = {"stack": "llm", "llm_base_url": "llm"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by these markers and before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        for fixture in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        for fixture in fixtures:
             if marker := MARKER_BY_FIXTURE.get(fixture):
                 item.add_marker(marker)
+        if group := next((GROUP_BY_FIXTURE[name] for name in GROUP_BY_FIXTURE if name in fixtures), None):
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
@@ -56,13 +73,42 @@ def data_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def llm_base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """llama.cpp's OpenAI-compatible server with the packaged Qwen model, started once for the session."""
+    """llama.cpp's OpenAI-compatible server with the packaged Qwen model, started once for the session and shared by
+    the e2e stacks."""
     log_path = tmp_path_factory.mktemp("llm") / "llm.log"
     with ExitStack() as stack:
         try:
             base_url = stack.enter_context(
-                served_model(TEST_LLM_MODEL, cache=settings.VERIMED.paths.model_cache, n_ctx=8192, log_path=log_path)
+                served_model(
+                    TEST_LLM_MODEL,
+                    cache=settings.VERIMED.paths.model_cache,
+                    n_ctx=8192,
+                    log_path=log_path,
+                )
             )
         except (RuntimeError, TimeoutError) as exc:
             raise RuntimeError(f"LLM server did not start: {exc}\n{log_path.read_text()[-3000:]}") from None
+        yield base_url
+
+
+@pytest.fixture(scope="session")
+def vllm_base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """vLLM's OpenAI-compatible server (its CPU build, from the environment `make vllm-check` keeps) with the packaged
+    Qwen model dequantised, started once for the session."""
+    vllm_python = os.environ.get("VERIMED_VLLM_PYTHON", "")
+    if not vllm_python:
+        raise RuntimeError("VERIMED_VLLM_PYTHON is not set: run the vLLM tests with `make vllm-check`")
+    log_path = tmp_path_factory.mktemp("vllm") / "vllm.log"
+    with ExitStack() as stack:
+        try:
+            served = served_vllm_model(
+                TEST_LLM_MODEL,
+                cache=settings.VERIMED.paths.model_cache,
+                vllm_python=Path(vllm_python),
+                port=free_port(),
+                log_path=log_path,
+            )
+            base_url = stack.enter_context(served)
+        except (RuntimeError, TimeoutError) as exc:
+            raise RuntimeError(f"vLLM did not start: {exc}\n{log_path.read_text()[-5000:]}") from None
         yield base_url

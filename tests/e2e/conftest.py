@@ -26,7 +26,8 @@ QUESTIONS = (
     "Is lambrolizumab effective for treatment of patients with melanoma ?",
 )
 OTHER_ABSTRACTS = 150
-STACK_ANSWER_TOKENS = 256
+STACK_ANSWER_TOKENS = 160
+STACK_ABSTRACTS_IN_PROMPT = 3
 PASSWORD = "e2e-password-not-secret"
 # One person per role; the browser tests sign in as the one a flow needs.
 USERS = {"researcher": "rita", "reviewer": "rene", "admin": "ada"}
@@ -112,15 +113,24 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture(scope="session")
-def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
+def stack(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, llm_base_url: str
+) -> Iterator[RunningStack]:
+    """A stack on the profile the test is parametrized with, its questions answered by the session's LLM server
+    (tests/conftest.py): each llama.cpp server costs a start, and what the stacks test is the same whichever process
+    serves the model."""
     profile: str = request.param
     var_dir = tmp_path_factory.mktemp(f"stack-{profile}")
     with profile_env(profile, var_dir) as profile_vars:
-        yield from started_stack(profile, var_dir, profile_vars)
+        yield from started_stack(profile, var_dir, profile_vars, llm_url=llm_base_url)
 
 
-def started_stack(profile: str, var_dir: Path, profile_vars: dict[str, str]) -> Iterator[RunningStack]:
-    """A stack on `profile` in `var_dir`, prepared as `make run` prepares it, stopped when the generator ends."""
+def started_stack(
+    profile: str, var_dir: Path, profile_vars: dict[str, str], *, llm_url: str | None = None
+) -> Iterator[RunningStack]:
+    """A stack on `profile` in `var_dir`, prepared as `make run` prepares it, stopped when the generator ends. With
+    `llm_url`, its questions go to that running llama.cpp server; without, the stack starts its own (the restart
+    drills kill it)."""
     corpus = var_dir / "corpus.jsonl"
     gold = _write_corpus(corpus)
     port = free_port()
@@ -129,24 +139,34 @@ def started_stack(profile: str, var_dir: Path, profile_vars: dict[str, str]) -> 
         "DJANGO_SETTINGS_MODULE": "webapp.settings",
         "VERIMED_VAR_DIR": str(var_dir),
         "VERIMED_MODEL_CACHE": str(settings.VERIMED.paths.model_cache),
-        "VERIMED_LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",
+        "VERIMED_LLM_BASE_URL": llm_url or f"http://127.0.0.1:{free_port()}/v1",
         "VERIMED_LLM_MODEL": TEST_LLM_MODEL,
         # Short answers: every assertion holds on a few cited sentences, and each token costs the suite time.
         "VERIMED_LLM_MAX_TOKENS": str(STACK_ANSWER_TOKENS),
+        # Three abstracts in the prompt rather than five: reading the prompt is most of an answer's time on machines
+        # that read 30 tokens a second, and no stack test needs more than three given.
+        "VERIMED_ABSTRACTS_IN_PROMPT": str(STACK_ABSTRACTS_IN_PROMPT),
         **profile_vars,
     }
     running = RunningStack(profile=profile, url=f"http://127.0.0.1:{port}", env=env, var_dir=var_dir, gold_pmids=gold)
     pubmed_xml = shared_data_dir() / "pubmed" / "xml" / "pubmed-29768149.xml"
-    # The same preparation `make run` does, on a small corpus.
+    # The same preparation `make run` does, on a small corpus; the three people made by `user_create` in one process
+    # (each manage.py start costs seconds).
+    make_users = "; ".join(
+        f"call_command('user_create', {name!r}, '--role', {role!r}, '--password', {PASSWORD!r})"
+        for role, name in USERS.items()
+    )
     for command in (
         ("migrate", "--noinput"),
         ("collectstatic", "--noinput"),
         ("ingest", "--no-progress", str(corpus), str(pubmed_xml)),
-        *(("user_create", name, "--role", role, "--password", PASSWORD) for role, name in USERS.items()),
+        ("shell", "-c", f"from django.core.management import call_command; {make_users}"),
     ):
         done = running.manage(*command)
         assert done.returncode == 0, done.stderr[-3000:]
-    started = running.manage("stack", "start", "--port", str(port))
+    # A shared LLM server is left alone: the stack starts (and `stack stop` stops) everything else.
+    only = [arg for name in ("worker", "web", "embedder") for arg in ("--only", name)] if llm_url else []
+    started = running.manage("stack", "start", "--port", str(port), *only)
     if started.returncode != 0:
         logs = "\n".join(f"--- {log.name}\n{log.read_text()[-2000:]}" for log in (var_dir / "log").glob("*.log"))
         running.manage("stack", "stop")

@@ -1,5 +1,6 @@
 """The LLM and TokenCounter contract, run against every adapter generator.registry builds: the OpenAI-compatible
-client against the real llama.cpp server, and the fake. Same assertions, different fixture."""
+client against the real llama.cpp server and (`make vllm-check`) the real vLLM server, and the fake. Same assertions,
+different fixture."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from generator.generate import generate_answer
 from generator.registry import build_llm, build_token_counter
 from indexer.adapter_registry import UnknownAdapterError
 from tests.generator.everolimus import ABSTRACTS, GIVEN, QUESTION
-from tests.support import TEST_LLM_MODEL
+from tests.support import ON_THE_LLM_WORKER, TEST_LLM_MODEL
 from verifier.claim_extraction import SentenceToSplit, claims_schema, extraction_messages
 
 # Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
@@ -23,18 +24,28 @@ pytestmark = pytest.mark.model
 CHAT = list(answer_prompt("chat", QUESTION, ABSTRACTS, abstract_chars=1500).messages)
 COMPLETION = answer_prompt("verifai", QUESTION, ABSTRACTS, abstract_chars=1500).text
 
-ADAPTERS = [pytest.param("llama.cpp", marks=pytest.mark.model), "fake"]
+ADAPTERS = [
+    pytest.param("llama.cpp", marks=[pytest.mark.model, ON_THE_LLM_WORKER]),
+    pytest.param("vllm", marks=pytest.mark.vllm),
+    "fake",
+]
 
 
 def settings_for(kind: str, request: pytest.FixtureRequest) -> LLMSettings:
     if kind == "fake":
         return LLMSettings(base_url="", model="unused", server_kind="fake")
-    base_url = request.getfixturevalue("llm_base_url")
-    return LLMSettings(base_url=base_url, model=TEST_LLM_MODEL, timeout_seconds=120, server_kind="llama.cpp")
+    base_url = request.getfixturevalue("vllm_base_url" if kind == "vllm" else "llm_base_url")
+    return LLMSettings(base_url=base_url, model=TEST_LLM_MODEL, timeout_seconds=120, server_kind=kind)  # type: ignore[arg-type]
 
 
 @pytest.fixture(params=ADAPTERS)
 def llm(request: pytest.FixtureRequest) -> LLM:
+    return build_llm(settings_for(request.param, request))
+
+
+@pytest.fixture(params=[adapter for adapter in ADAPTERS if adapter != "fake"])
+def served_llm(request: pytest.FixtureRequest) -> LLM:
+    """The adapters that talk to a server: what only a server decides (its option names) is checked on them."""
     return build_llm(settings_for(request.param, request))
 
 
@@ -72,6 +83,20 @@ def test_stream_completion_continues_a_plain_prompt(llm: LLM) -> None:
 
     assert len(deltas) >= 3
     assert all(isinstance(delta, str) and delta for delta in deltas)
+
+
+def test_a_repetition_penalty_is_taken_under_the_servers_own_name(served_llm: LLM) -> None:
+    """llama.cpp calls it repeat_penalty and vLLM repetition_penalty; an option a server does not know is either
+    refused (400) or silently ignored, so the penalised reply must differ from the unpenalised one on a prompt that
+    invites repeating itself."""
+    messages: list[Message] = [{"role": "user", "content": "Write the word mTOR twenty times, separated by spaces."}]
+
+    plain = "".join(served_llm.stream_chat(messages, SamplingOptions(max_tokens=24)))
+    penalised = "".join(served_llm.stream_chat(messages, SamplingOptions(max_tokens=24, repetition_penalty=2.0)))
+
+    assert plain.strip()
+    assert penalised.strip()
+    assert penalised != plain
 
 
 def test_complete_chat_honours_a_system_prompt_and_max_tokens(llm: LLM) -> None:

@@ -103,13 +103,16 @@ def services(
     llm_base_url: str,
     llm_model: str,
     model_cache: Path,
+    llm_server_kind: str = "llama.cpp",
     llm_context_tokens: int = 8192,
     queues: Sequence[str] | None = None,
 ) -> list[Service]:
     python = sys.executable
     manage_py = Path(__file__).resolve().parent.parent.parent / "manage.py"
     planned = []
-    if is_local(llm_base_url):
+    # Only a llama.cpp server is the stack's to run (generator.serve); a vLLM server, even on this machine, is run
+    # by whoever configured it (generator.serve_vllm, or docker-compose in production).
+    if llm_server_kind == "llama.cpp" and is_local(llm_base_url):
         llm = urlparse(llm_base_url)
         planned.append(
             Service(
@@ -198,6 +201,9 @@ class Stack:
         return pid
 
     def start(self, planned: list[Service], *, on_wait: Callable[[str], None] = lambda _: None) -> None:
+        """Launch every planned process at once, then wait until each is ready: none needs another to start (the
+        worker reaches the LLM server only when a question comes), so the site is up after the slowest start
+        rather than after the sum of them all."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for service in planned:
@@ -207,6 +213,8 @@ class Stack:
                     f"{service.name}: {host}:{port} is already in use by another process; stop it or choose "
                     "another port (make run PORT=..., VERIMED_LLM_BASE_URL=...)"
                 )
+        launched = []
+        for service in planned:
             log = self.log_dir / f"{service.name}.log"
             with log.open("w") as stream:
                 process = subprocess.Popen(
@@ -217,8 +225,9 @@ class Stack:
                     start_new_session=True,
                 )
             self.pid_file(service.name).write_text(str(process.pid))
+            launched.append((service, process, log, time.monotonic() + service.ready_timeout))
+        for service, process, log, deadline in launched:
             on_wait(service.name)
-            deadline = time.monotonic() + service.ready_timeout
             while not service.ready(log):
                 if process.poll() is not None:
                     raise RuntimeError(f"{service.name} exited with {process.returncode}; see {log}")

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from pytest_django.fixtures import Settings
 
-from webapp.ops.stack import Stack, services
+from webapp.ops.stack import Service, Stack, log_says, services
 
 pytestmark = [pytest.mark.model, pytest.mark.django_db]
 
@@ -46,6 +46,36 @@ def test_the_stack_starts_a_local_llm_server_only_for_a_local_url(tmp_path: Path
                       model_cache=tmp_path)  # fmt: skip
     assert [s.name for s in local] == ["llm", "worker", "web", "embedder"]
     assert [s.name for s in remote] == ["worker", "web", "embedder"]
+
+
+def test_the_stack_leaves_a_local_vllm_server_to_whoever_runs_it(tmp_path: Path) -> None:
+    planned = services(host="127.0.0.1", port=8000, llm_base_url="http://127.0.0.1:8001/v1", llm_model="m",
+                       model_cache=tmp_path, llm_server_kind="vllm")  # fmt: skip
+
+    assert [s.name for s in planned] == ["worker", "web", "embedder"]
+
+
+def test_the_stack_launches_every_process_before_waiting_for_any(tmp_path: Path) -> None:
+    """The first service is ready only once the second has written its log: started one after another, the first
+    would wait out its timeout for a process not yet launched."""
+    second_log = tmp_path / "log" / "second.log"
+    planned = [
+        Service(name="first", argv=["sleep", "30"], ready=lambda _log: "second up" in _read(second_log),
+                ready_timeout=5),
+        Service(name="second", argv=["sh", "-c", "echo second up; sleep 30"], ready=log_says("second up"),
+                ready_timeout=5),
+    ]  # fmt: skip
+    stack = Stack(tmp_path)
+    try:
+        stack.start(planned)
+        assert stack.running_pid("first")
+        assert stack.running_pid("second")
+    finally:
+        stack.stop(["first", "second"])
+
+
+def _read(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
 
 
 def test_ingest_refuses_a_missing_path() -> None:

@@ -49,6 +49,7 @@ class Command(BaseCommand):
             port=options["port"],
             llm_base_url=settings.VERIMED.llm.base_url,
             llm_model=settings.VERIMED.llm.model,
+            llm_server_kind=settings.VERIMED.llm.server_kind,
             model_cache=settings.VERIMED.paths.model_cache,
             llm_context_tokens=settings.VERIMED.generation.context_tokens,
         )
