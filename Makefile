@@ -66,7 +66,7 @@ vllm-lock:
 
 # Quick loop: no stack, no browser, no real model (the registries' fake adapters stand in where a test allows).
 test-fast: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -m "not model and not stack and not browser and not vllm"
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not model and not stack and not browser and not vllm"
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
