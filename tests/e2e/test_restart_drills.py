@@ -44,6 +44,16 @@ def _api_client(stack: RunningStack) -> Iterator[httpx.Client]:
         yield client
 
 
+@pytest.fixture(scope="session")
+def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
+    """The drills' own stack on the profile they are parametrized with, with its own LLM server (one drill kills
+    it), rather than conftest's stacks, which share the session's."""
+    profile: str = request.param
+    var_dir = tmp_path_factory.mktemp(f"stack-{profile}-drills")
+    with profile_env(profile, var_dir) as env:
+        yield from started_stack(profile, var_dir, env)
+
+
 @pytest.fixture(scope="module")
 def api(stack: RunningStack) -> Iterator[httpx.Client]:
     with _api_client(stack) as client:
