@@ -413,6 +413,12 @@ def follow_to_end(browser: Browser, outcome: Outcome, *, deadline: float, poll_s
         outcome.message = str(data.get("error", ""))
 
 
+def created_question(response: httpx.Response) -> int | None:
+    """The question a form post created: the answer page it redirects to; None when the site said no."""
+    created = QUESTION_URL.search(response.headers.get("location", "")) if response.status_code == 302 else None
+    return int(created.group(1)) if created else None
+
+
 def ask_and_follow(browser: Browser, outcome: Outcome, question: str, *, go: threading.Barrier, deadline: float,
                    poll_seconds: float) -> None:  # fmt: skip
     try:
@@ -423,11 +429,10 @@ def ask_and_follow(browser: Browser, outcome: Outcome, question: str, *, go: thr
         outcome.message = f"{type(exc).__name__}: {exc}"
         return
     outcome.http_status = response.status_code
-    created = QUESTION_URL.search(response.headers.get("location", "")) if response.status_code == 302 else None
-    if created is None:
+    outcome.question_id = created_question(response)
+    if outcome.question_id is None:
         record_refusal(outcome, response)
         return
-    outcome.question_id = int(created.group(1))
     outcome.accepted = True
     follow_to_end(browser, outcome, deadline=deadline, poll_seconds=poll_seconds)
 
@@ -467,11 +472,10 @@ def follow_up(browser: Browser, outcome: Outcome, parent: int, *, deadline: floa
         return  # unfinished: still rewriting (or unreadable) at the bound
     response = browser.form_post(ask_path, {"question": str(draft["proposal"])}, page=page)
     outcome.http_status = response.status_code
-    asked = QUESTION_URL.search(response.headers.get("location", "")) if response.status_code == 302 else None
-    if asked is None:
+    outcome.question_id = created_question(response)
+    if outcome.question_id is None:
         record_refusal(outcome, response)
         return
-    outcome.question_id = int(asked.group(1))
     follow_to_end(browser, outcome, deadline=deadline, poll_seconds=poll_seconds)
 
 

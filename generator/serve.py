@@ -96,7 +96,7 @@ def served_model(
     )  # fmt: skip
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
-        _wait_until_serving(f"{base_url}/models", process, timeout=600)
+        wait_until_serving(f"{base_url}/models", process, timeout=600)
         yield base_url
     finally:
         process.terminate()
@@ -108,7 +108,7 @@ def served_model(
             log.close()  # type: ignore[union-attr]
 
 
-def _wait_until_serving(url: str, process: subprocess.Popen[bytes], *, timeout: float) -> None:
+def wait_until_serving(url: str, process: subprocess.Popen[bytes], *, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

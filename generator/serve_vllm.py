@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from generator.dequantise import is_complete
 from generator.model_files import MODELS, assemble
-from generator.serve import _wait_until_serving
+from generator.serve import wait_until_serving
 
 DEQUANTISE_SCRIPT = Path(__file__).resolve().parent / "dequantise.py"
 CPU_FLAGS = Path("/proc/cpuinfo")
@@ -102,7 +103,7 @@ def served_vllm_model(
     )
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
-        _wait_until_serving(f"{base_url}/models", process, timeout=900)
+        wait_until_serving(f"{base_url}/models", process, timeout=900)
         yield base_url
     finally:
         _stop_group(process)
@@ -111,8 +112,6 @@ def served_vllm_model(
 
 
 def _stop_group(process: subprocess.Popen[bytes]) -> None:
-    import signal
-
     try:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=60)
