@@ -26,7 +26,8 @@ stop:
 	$(BIN)/python manage.py stack stop
 
 # Two workers by default (pytest-xdist): most tests keep one core busy, and the tests around a costly session fixture
-# (the stacks, the LLM server) stay together on one worker (GROUP_BY_FIXTURE in tests/conftest.py).
+# (a profile's e2e stack) stay together on one worker (xdist_group_of in tests/conftest.py); the LLM server is one
+# for the whole session, shared by the workers (tests/session_llm.py).
 TEST_WORKERS ?= 2
 test: $(VENV)/.installed-test chromium lint typecheck
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup; status=$$?; \

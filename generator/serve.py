@@ -67,10 +67,52 @@ def server_argv(*, model_path: Path, alias: str, host: str, port: int, n_ctx: in
         "--n_batch", str(tuning.batch),
         "--n_ubatch", str(tuning.batch),
         "--flash_attn", str(tuning.flash_attention),
+        # llama-cpp-python ends a running stream with a normal "[DONE]" as soon as another request waits (its
+        # default), and the client then takes the cut answer as complete: requests wait their turn instead.
+        "--interrupt_requests", "False",
     ]  # fmt: skip
     if tuning.prompt_cache_mb:
         argv += ["--cache", "True", "--cache_type", "ram", "--cache_size", str(tuning.prompt_cache_mb * 2**20)]
     return argv
+
+
+def start_model_server(
+    model: str,
+    *,
+    cache: Path,
+    n_ctx: int = 8192,
+    log_path: Path | None = None,
+    tuning: ServerTuning | None = None,
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start serving `model` on a free loopback port and wait until it answers; returns the process and its OpenAI
+    base URL. The server runs in a session of its own, so it outlives the process that started it until stopped."""
+    assemble(model, cache)  # here, so that a missing model fails with its own error rather than a dead server
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    options: Sequence[str] = (tuning or ServerTuning()).argv()
+    with log_path.open("w") if log_path else open(os.devnull, "w") as log:  # the server keeps its own copy
+        process = subprocess.Popen(
+            [sys.executable, "-m", "generator.serve", "--model", model, "--port", str(port), "--cache", str(cache),
+             "--n-ctx", str(n_ctx), *options],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        wait_until_serving(f"{base_url}/models", process, timeout=600)
+    except BaseException:
+        stop_model_server(process)
+        raise
+    return process, base_url
+
+
+def stop_model_server(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 @contextmanager
@@ -83,29 +125,11 @@ def served_model(
     tuning: ServerTuning | None = None,
 ) -> Iterator[str]:
     """Serve `model` on a free loopback port for the duration of the block; yields its OpenAI base URL."""
-    assemble(model, cache)  # here, so that a missing model fails with its own error rather than a dead server
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    log = log_path.open("w") if log_path else subprocess.DEVNULL
-    options: Sequence[str] = (tuning or ServerTuning()).argv()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "generator.serve", "--model", model, "--port", str(port), "--cache", str(cache),
-         "--n-ctx", str(n_ctx), *options],
-        stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    base_url = f"http://127.0.0.1:{port}/v1"
+    process, base_url = start_model_server(model, cache=cache, n_ctx=n_ctx, log_path=log_path, tuning=tuning)
     try:
-        wait_until_serving(f"{base_url}/models", process, timeout=600)
         yield base_url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        if log_path:
-            log.close()  # type: ignore[union-attr]
+        stop_model_server(process)
 
 
 def wait_until_serving(url: str, process: subprocess.Popen[bytes], *, timeout: float) -> None:

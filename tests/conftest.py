@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from generator.serve import served_model
 from generator.serve_vllm import served_vllm_model
 from indexer.embedder import SentenceTransformerEmbedder
 from tests.support import TEST_LLM_MODEL, free_port, shared_data_dir
@@ -38,23 +37,30 @@ MARKER_BY_FIXTURE = {
 }
 
 
-# The groups reach pytest-xdist's scheduler through tests/xdist_groups.py.
-pytest_plugins = ["tests.xdist_groups"]
+# The groups reach pytest-xdist's scheduler through tests/xdist_groups.py; the session's one LLM server is shared
+# by every worker through tests/session_llm.py.
+pytest_plugins = ["tests.xdist_groups", "tests.session_llm"]
 
-# `make test` runs the suite on two workers (pytest-xdist, --dist loadgroup). Everything that makes the LLM write
-# (the e2e stacks and the tests on the session's llama.cpp server, which the stacks share) runs on one worker, the
-# rest beside it: llama.cpp already keeps both cores busy, and two model servers at once only slow each other down.
-GROUP_BY_FIXTURE = {"stack": "llm", "llm_base_url": "llm"}
+
+def xdist_group_of(item: pytest.Item) -> str | None:
+    """`make test` runs the suite on two workers (pytest-xdist, --dist loadgroup). A stack is a session fixture that
+    costs a minute to start, so the tests on one profile's stack stay together on one worker; each profile is a
+    group of its own, so the two stacks run side by side. Everything else, the LLM's tests included (the server is
+    the session's, not the worker's), goes wherever a worker is free."""
+    if "stack" not in getattr(item, "fixturenames", ()):
+        return None
+    callspec = getattr(item, "callspec", None)
+    profile = callspec.params.get("stack") if callspec else None
+    return f"stack-{profile}" if profile else "stack"
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by these markers and before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        fixtures = getattr(item, "fixturenames", ())
-        for fixture in fixtures:
+        for fixture in getattr(item, "fixturenames", ()):
             if marker := MARKER_BY_FIXTURE.get(fixture):
                 item.add_marker(marker)
-        if group := next((GROUP_BY_FIXTURE[name] for name in GROUP_BY_FIXTURE if name in fixtures), None):
+        if group := xdist_group_of(item):
             item.add_marker(pytest.mark.xdist_group(group))
 
 
@@ -69,26 +75,6 @@ def minilm() -> SentenceTransformerEmbedder:
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     return shared_data_dir()
-
-
-@pytest.fixture(scope="session")
-def llm_base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """llama.cpp's OpenAI-compatible server with the packaged Qwen model, started once for the session and shared by
-    the e2e stacks."""
-    log_path = tmp_path_factory.mktemp("llm") / "llm.log"
-    with ExitStack() as stack:
-        try:
-            base_url = stack.enter_context(
-                served_model(
-                    TEST_LLM_MODEL,
-                    cache=settings.VERIMED.paths.model_cache,
-                    n_ctx=8192,
-                    log_path=log_path,
-                )
-            )
-        except (RuntimeError, TimeoutError) as exc:
-            raise RuntimeError(f"LLM server did not start: {exc}\n{log_path.read_text()[-3000:]}") from None
-        yield base_url
 
 
 @pytest.fixture(scope="session")

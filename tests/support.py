@@ -8,15 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parent.parent
 # The model the tests serve: the product default, because only it cites reliably enough to verify something.
 TEST_LLM_MODEL = os.environ.get("VERIMED_TEST_LLM_MODEL", "qwen2.5-coder-1.5b-instruct")
-# The pytest-xdist group of everything that makes the session's LLM server write (GROUP_BY_FIXTURE in
-# tests/conftest.py). A test that reaches the server through request.getfixturevalue, which that grouping by named
-# fixtures cannot see, carries this mark itself.
-ON_THE_LLM_WORKER = pytest.mark.xdist_group("llm")
 
 
 def shared_data_dir() -> Path:

@@ -91,7 +91,7 @@ def test_sentences_unlike_the_example_are_kept() -> None:
 
 @pytest.fixture(scope="module")
 def llm(llm_base_url: str) -> OpenAICompatibleLLM:
-    return OpenAICompatibleLLM(LLMSettings(base_url=llm_base_url, model=TEST_LLM_MODEL, timeout_seconds=120))
+    return OpenAICompatibleLLM(LLMSettings(base_url=llm_base_url, model=TEST_LLM_MODEL, timeout_seconds=300))
 
 
 def test_an_answer_streams_with_timings_and_only_given_citations(llm: OpenAICompatibleLLM) -> None:

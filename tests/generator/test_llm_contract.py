@@ -15,7 +15,7 @@ from generator.generate import generate_answer
 from generator.registry import build_llm, build_token_counter
 from indexer.adapter_registry import UnknownAdapterError
 from tests.generator.everolimus import ABSTRACTS, GIVEN, QUESTION
-from tests.support import ON_THE_LLM_WORKER, TEST_LLM_MODEL
+from tests.support import TEST_LLM_MODEL
 from verifier.claim_extraction import SentenceToSplit, claims_schema, extraction_messages
 
 # Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
@@ -25,7 +25,7 @@ CHAT = list(answer_prompt("chat", QUESTION, ABSTRACTS, abstract_chars=1500).mess
 COMPLETION = answer_prompt("verifai", QUESTION, ABSTRACTS, abstract_chars=1500).text
 
 ADAPTERS = [
-    pytest.param("llama.cpp", marks=[pytest.mark.model, ON_THE_LLM_WORKER]),
+    pytest.param("llama.cpp", marks=pytest.mark.model),
     pytest.param("vllm", marks=pytest.mark.vllm),
     "fake",
 ]
@@ -35,7 +35,7 @@ def settings_for(kind: str, request: pytest.FixtureRequest) -> LLMSettings:
     if kind == "fake":
         return LLMSettings(base_url="", model="unused", server_kind="fake")
     base_url = request.getfixturevalue("vllm_base_url" if kind == "vllm" else "llm_base_url")
-    return LLMSettings(base_url=base_url, model=TEST_LLM_MODEL, timeout_seconds=120, server_kind=kind)  # type: ignore[arg-type]
+    return LLMSettings(base_url=base_url, model=TEST_LLM_MODEL, timeout_seconds=300, server_kind=kind)  # type: ignore[arg-type]
 
 
 @pytest.fixture(params=ADAPTERS)

@@ -46,3 +46,7 @@ def test_the_prompt_cache_is_passed_only_when_it_has_room() -> None:
     assert option(argv, "--cache") == "True"
     assert option(argv, "--cache_type") == "ram"
     assert option(argv, "--cache_size") == str(64 * 2**20)
+
+
+def test_a_waiting_request_never_interrupts_a_running_one() -> None:
+    assert option(argv_for(ServerTuning()), "--interrupt_requests") == "False"

@@ -8,7 +8,7 @@ from django.conf import settings
 
 from generator.base import LLMSettings
 from indexer.adapter_registry import UnknownAdapterError
-from tests.support import ON_THE_LLM_WORKER, TEST_LLM_MODEL
+from tests.support import TEST_LLM_MODEL
 from verifier.base import Classification, ClassifierOptions, PairClassifier
 from verifier.registry import build_claim_classifier
 from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT, UNCLEAR
@@ -33,7 +33,7 @@ PAIRS = [
     scope="module",
     params=[
         pytest.param("cross-encoder", marks=pytest.mark.model),
-        pytest.param("llm-judge", marks=[pytest.mark.model, ON_THE_LLM_WORKER]),
+        pytest.param("llm-judge", marks=pytest.mark.model),
         "fake",
     ],
 )
