@@ -232,7 +232,7 @@ def test_a_request_arriving_mid_stream_waits_its_turn_rather_than_cutting_the_st
     other.start()
     time.sleep(0.5)  # the other request is at the server, waiting for the model, while this stream goes on
     received += list(stream)
-    other.join(timeout=60)
+    other.join(timeout=300)  # the server may have requests from the other worker to finish first
 
     assert "".join(received) == alone
     assert replies

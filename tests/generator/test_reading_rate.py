@@ -31,11 +31,13 @@ def test_the_probe_reads_a_few_hundred_tokens_and_reports_a_rate(two_probes: tup
 def test_a_repeated_probe_is_read_again_rather_than_served_from_the_prompt_cache(
     two_probes: tuple[ReadingRate, ReadingRate],
 ) -> None:
-    """Each probe starts with its own nonce: were it served from a cache, the second would take a few ms."""
+    """Each probe starts with its own nonce: were it served from a cache, the second would take a few ms, where
+    reading 400 tokens takes seconds on any CPU we run (90 tokens/s at best). Not compared with the first probe's
+    time, which includes waiting for requests from the tests on the other worker when they share the server."""
     first, second = two_probes
 
     assert abs(second.prompt_tokens - first.prompt_tokens) <= 10  # the nonce tokenizes a little differently each time
-    assert second.seconds > 0.4 * first.seconds
+    assert second.seconds > 1.0
 
 
 def test_a_server_that_is_down_is_reported_as_unavailable() -> None:

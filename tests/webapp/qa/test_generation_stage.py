@@ -153,7 +153,7 @@ def test_stop_during_generation_ends_it_promptly_and_skips_verification(
     retrieve.question_retrieve(question_id=question.pk)
     worker = threading.Thread(target=question_generate_task.apply, args=((question.pk,),), kwargs={"throw": False})
     worker.start()
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 240  # the session's LLM server may be finishing another worker's answer first
     while not Question.objects.filter(pk=question.pk).exclude(answer_text="").exists():
         assert time.monotonic() < deadline, "no token arrived"
         time.sleep(0.1)
