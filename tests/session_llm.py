@@ -68,7 +68,7 @@ def shared_llm_url(model: str, *, cache: Path, n_ctx: int, log_path: Path) -> st
             process, url = start_model_server(model, cache=cache, n_ctx=n_ctx, log_path=log_path)
         except (RuntimeError, TimeoutError) as exc:
             raise RuntimeError(f"LLM server did not start: {exc}\n{log_path.read_text()[-3000:]}") from None
-        record.write_text(json.dumps({"url": url, "pid": process.pid, "log": str(log_path)}))
+        record.write_text(json.dumps({"url": url, "pid": process.pid}))
         return url
 
 
