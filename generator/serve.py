@@ -56,7 +56,8 @@ def server_argv(*, model_path: Path, alias: str, host: str, port: int, n_ctx: in
     argv = [
         sys.executable,
         "-m",
-        "llama_cpp.server",
+        # llama-cpp-python's server, with a prompt cache that counts the memory it holds (generator/llama_server.py).
+        "generator.llama_server",
         "--model", str(model_path),
         "--model_alias", alias,
         "--host", host,

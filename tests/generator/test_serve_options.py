@@ -48,5 +48,9 @@ def test_the_prompt_cache_is_passed_only_when_it_has_room() -> None:
     assert option(argv, "--cache_size") == str(64 * 2**20)
 
 
+def test_the_server_is_llama_cpps_with_a_prompt_cache_that_counts_its_memory() -> None:
+    assert argv_for(ServerTuning())[1:3] == ["-m", "generator.llama_server"]
+
+
 def test_a_waiting_request_never_interrupts_a_running_one() -> None:
     assert option(argv_for(ServerTuning()), "--interrupt_requests") == "False"

@@ -1,0 +1,43 @@
+"""llama-cpp-python's OpenAI-compatible server, with a prompt cache that counts all the memory it holds.
+
+    python -m generator.llama_server --model model.gguf ...   (the options of `python -m llama_cpp.server`)
+
+llama-cpp-python's RAM prompt cache (`--cache True --cache_type ram --cache_size N`) evicts its oldest saved state once
+the states' size passes N, but it counts only the model state of each (the KV cache). Each saved state also holds a copy
+of the logits of up to one prompt-reading batch, which it does not count: 512 rows of Qwen's 151,936-word vocabulary
+in float32 is 311 MB a state, where a 1,000-token prompt's KV cache is 28 MB. A "1 GB" cache grew the server to
+10.5 GB during one test session. Counted here, N is the memory the cache holds. `generator.serve` starts this module in
+place of `llama_cpp.server`; without the prompt cache, it behaves exactly as that one.
+"""
+
+from __future__ import annotations
+
+import runpy
+
+import llama_cpp
+from llama_cpp.llama import LlamaState
+from llama_cpp.llama_cache import LlamaRAMCache
+
+
+def held_bytes(state: LlamaState) -> int:
+    """The memory one saved state holds: its model state, its copy of the logits, and its tokens."""
+    return int(state.llama_state_size) + int(state.scores.nbytes) + int(state.input_ids.nbytes)
+
+
+class CountedRAMCache(LlamaRAMCache):
+    """llama-cpp-python's RAM prompt cache (longest-prefix lookup, least recently used first out), evicting by the
+    memory its states hold."""
+
+    @property
+    def cache_size(self) -> int:
+        return sum(held_bytes(state) for state in self.cache_state.values())
+
+
+def main() -> None:
+    # The server builds its cache as `llama_cpp.LlamaRAMCache(capacity_bytes=...)` (llama_cpp/server/model.py).
+    llama_cpp.LlamaRAMCache = CountedRAMCache  # type: ignore[attr-defined]
+    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    main()
