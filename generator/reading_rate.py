@@ -21,12 +21,13 @@ from generator.base import LLMSettings
 from generator.errors import LLMResponseError
 from generator.llm import translated_errors
 
-# About 520 tokens with the Qwen tokenizer: long enough that one decoding step is a few percent of
-# the request, short enough to cost seconds, not minutes, on a slow machine.
+# About 210 tokens with the Qwen tokenizer: long enough that one decoding step is a few percent of the request (2% at
+# 90 tokens/s, less on slower machines), short enough to cost seconds on the slowest (7 s at 30 tokens/s; the
+# 520-token probe before it cost 18 s there, once per benchmark run and per evaluation).
 PROBE_TEXT = " ".join(
     f"Study {number}: in {number * 40} adults with type 2 diabetes, metformin lowered HbA1c by {number / 10:.1f} "
     f"percentage points more than placebo over {number + 11} weeks, without more hypoglycaemia."
-    for number in range(1, 11)
+    for number in range(1, 5)
 )
 
 
