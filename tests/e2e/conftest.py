@@ -27,7 +27,7 @@ QUESTIONS = (
 )
 OTHER_ABSTRACTS = 150
 STACK_ANSWER_TOKENS = 160
-STACK_ABSTRACTS_IN_PROMPT = 3
+STACK_ABSTRACTS_IN_PROMPT = 2
 PASSWORD = "e2e-password-not-secret"
 # One person per role; the browser tests sign in as the one a flow needs.
 USERS = {"researcher": "rita", "reviewer": "rene", "admin": "ada"}
@@ -143,8 +143,8 @@ def started_stack(
         "VERIMED_LLM_MODEL": TEST_LLM_MODEL,
         # Short answers: every assertion holds on a few cited sentences, and each token costs the suite time.
         "VERIMED_LLM_MAX_TOKENS": str(STACK_ANSWER_TOKENS),
-        # Three abstracts in the prompt rather than five: reading the prompt is most of an answer's time on machines
-        # that read 30 tokens a second, and no stack test needs more than three given.
+        # Two abstracts in the prompt rather than five: reading the prompt is most of an answer's time on machines
+        # that read 30 tokens a second, and no stack test needs more than two given.
         "VERIMED_ABSTRACTS_IN_PROMPT": str(STACK_ABSTRACTS_IN_PROMPT),
         **profile_vars,
     }
