@@ -11,8 +11,14 @@ a fresh server is started and measured:
   llama.cpp keeps the previous prompt's state and skips the prefix they share (system prompt and worked example);
 - `after_other_request_ttft_ms`: prompt C (B's abstracts in reverse order: as long as B, sharing only the constant
   prefix with it) after a probe request in between, as a judge call or a follow-up rewrite would come between two
-  answers: only the prompt cache lets this one skip the constant prefix.
+  answers: only the prompt cache lets this one skip the constant prefix;
+- `write_tokens_per_s`: the rate at which it then writes --write-tokens more of answer C, timed from its first token
+  (the same prompt again, so it is read from the state just left).
 Variants run one after another, so compare them only within one run; the table gives each one's ratio to the first.
+
+`--busy 0 1` measures every variant alone and again beside one CPU-bound process (a busy loop standing in for a test
+worker, the verifier or the background embedder), started once the server is up: llama.cpp's threads wait for each
+other at every step, so a core taken by another process slows a server that counts on it far more than its share.
 """
 
 from __future__ import annotations
@@ -22,8 +28,11 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +88,31 @@ def first_token_ms(llm: OpenAICompatibleLLM, prompt: Any) -> float:
     return round(elapsed or 0.0, 1)
 
 
-def measure(name: str, tuning: ServerTuning, args: argparse.Namespace, prompts: list[Any]) -> dict[str, Any]:
-    with served_model(args.model, cache=args.cache, tuning=tuning) as base_url:
+@contextmanager
+def busy_processes(count: int) -> Iterator[None]:
+    """`count` processes that each keep one core busy, for the duration of the block."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
+def write_rate(llm: OpenAICompatibleLLM, prompt: Any, tokens: int) -> float:
+    """Tokens written per second after the first one, for an answer of `tokens` tokens."""
+    started = None
+    deltas = 0
+    for _ in llm.stream_chat(list(prompt.messages), SamplingOptions(max_tokens=tokens)):
+        started = started or time.perf_counter()
+        deltas += 1
+    elapsed = time.perf_counter() - (started or time.perf_counter())
+    return round((deltas - 1) / elapsed, 2) if deltas > 1 and elapsed > 0 else 0.0
+
+
+def measure(name: str, tuning: ServerTuning, args: argparse.Namespace, prompts: list[Any], busy: int) -> dict[str, Any]:
+    with served_model(args.model, cache=args.cache, tuning=tuning) as base_url, busy_processes(busy):
         endpoint = LLMSettings(base_url=base_url, model=args.model, timeout_seconds=900)
         llm = OpenAICompatibleLLM(endpoint)
         rates = [measure_reading_rate(endpoint) for _ in range(args.probes)]
@@ -88,14 +120,17 @@ def measure(name: str, tuning: ServerTuning, args: argparse.Namespace, prompts: 
         warm = first_token_ms(llm, prompts[1])
         measure_reading_rate(endpoint)  # another request between two answers
         after_other = first_token_ms(llm, prompts[2])
+        writing = write_rate(llm, prompts[2], args.write_tokens)
     return {
         "variant": name,
+        "busy_processes": busy,
         "tuning": tuning.__dict__,
         "probe_tokens_per_s": statistics.median(rate.tokens_per_s for rate in rates),
         "probe_prompt_tokens": rates[0].prompt_tokens,
         "cold_answer_ttft_ms": cold,
         "warm_prefix_ttft_ms": warm,
         "after_other_request_ttft_ms": after_other,
+        "write_tokens_per_s": writing,
     }
 
 
@@ -108,6 +143,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="Measure every variant this many times, in turn.")
     parser.add_argument("--probes", type=int, default=3)
     parser.add_argument("--abstracts", type=int, default=5)
+    parser.add_argument("--write-tokens", type=int, default=40, help="Answer length for the writing rate.")
+    parser.add_argument(
+        "--busy", type=int, nargs="+", default=[0], help="CPU-bound processes beside the server: each count in turn."
+    )
     parser.add_argument("--json", type=Path, default=Path("var/benchmarks/llm-server-settings.json"))
     args = parser.parse_args()
 
@@ -115,17 +154,19 @@ def main() -> None:
     rows = []
     for round_number in range(1, args.rounds + 1):
         for name in args.variants:
-            rows.append({"round": round_number, **measure(name, VARIANTS[name], args, prompts)})
-            print(f"measured {name} (round {round_number})", file=sys.stderr, flush=True)
+            for busy in args.busy:
+                rows.append({"round": round_number, **measure(name, VARIANTS[name], args, prompts, busy)})
+                print(f"measured {name}, {busy} busy (round {round_number})", file=sys.stderr, flush=True)
     base = rows[0]
-    header = f"{'variant':<16} {'probe tok/s':>12} {'cold TTFT s':>12} {'warm prefix s':>14} {'after other s':>14}"
-    print(f"{header} {'after other vs ' + base['variant']:>22}")
+    header = f"{'variant':<16} {'busy':>4} {'probe tok/s':>12} {'cold TTFT s':>12} {'warm prefix s':>14}"
+    print(f"{header} {'after other s':>14} {'write tok/s':>12} {'after other vs first':>21}")
     for row in rows:
         ratio = row["after_other_request_ttft_ms"] / base["after_other_request_ttft_ms"]
         print(
-            f"{row['variant']:<16} {row['probe_tokens_per_s']:>12.1f} {row['cold_answer_ttft_ms'] / 1000:>12.1f} "
+            f"{row['variant']:<16} {row['busy_processes']:>4} {row['probe_tokens_per_s']:>12.1f} "
+            f"{row['cold_answer_ttft_ms'] / 1000:>12.1f} "
             f"{row['warm_prefix_ttft_ms'] / 1000:>14.1f} {row['after_other_request_ttft_ms'] / 1000:>14.1f} "
-            f"{ratio:>21.2f}x"
+            f"{row['write_tokens_per_s']:>12.1f} {ratio:>21.2f}x"
         )
     machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor()}
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -58,12 +58,12 @@ def llm_base_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 # How the session's server runs beside the test workers and the e2e stacks, which keep both cores busy:
 # - one thread: llama.cpp's threads wait for each other at every step, so with two threads on two cores one busy
-#   process beside it made a request 8x slower (20 s alone, 158 s beside it), where one thread took 34-38 s whatever
-#   ran beside it (benchmarks/README.md, "Beside other work");
+#   process beside it cut the writing rate from 10.4 to 0.3 tokens/s and the reading rate 2.2-fold, where one thread
+#   read and wrote as fast beside it as alone (5.7-6.0 tokens/s written; benchmarks/README.md, "Beside other work");
 # - a prompt cache: requests from different tests interleave, so llama.cpp's reuse of the previous prompt's prefix
 #   rarely applies, while most answer prompts share their system prompt and worked example, and the stacks ask the
 #   same question more than once (with it and two abstracts in the stacks' prompts, a suite run on the AMD EPYC read
-#   4,528 prompt tokens, against 11,799 before);
+#   5,005 prompt tokens, against 11,799 before);
 # - batch 128: each state the cache saves keeps the logits of one batch (77 MB at 128, 311 MB at 512), and one
 #   thread reads no slower in batches of 128.
 SESSION_TUNING = ServerTuning(threads=1, batch=128, prompt_cache_mb=1536)
