@@ -43,7 +43,8 @@ from generator.base import LLMSettings, SamplingOptions
 from generator.llm import OpenAICompatibleLLM
 from generator.reading_rate import measure_reading_rate
 from generator.serve import ServerTuning, served_model
-from indexer.readers import ReadStats, read_articles
+from indexer.readers import read_articles
+from indexer.records import ReadStats
 
 THREADS = os.cpu_count() or 2
 VARIANTS: dict[str, ServerTuning] = {

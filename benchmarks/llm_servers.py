@@ -41,7 +41,8 @@ from generator.llm import OpenAICompatibleLLM
 from generator.reading_rate import measure_reading_rate
 from generator.serve import served_model
 from generator.serve_vllm import DEFAULT_DTYPE, served_vllm_model, weights_for
-from indexer.readers import ReadStats, read_articles
+from indexer.readers import read_articles
+from indexer.records import ReadStats
 from tests.support import free_port
 
 
@@ -81,7 +82,7 @@ def timed_answer(llm: OpenAICompatibleLLM, prompt: Any, max_tokens: int) -> dict
 def tree_rss_mib(pid: int) -> float:
     process = psutil.Process(pid)
     members = [process, *process.children(recursive=True)]
-    return round(sum(member.memory_info().rss for member in members) / 2**20, 1)
+    return round(float(sum(member.memory_info().rss for member in members)) / 2**20, 1)
 
 
 def server_pid(port: int) -> int:
@@ -89,7 +90,7 @@ def server_pid(port: int) -> int:
     for connection in psutil.net_connections(kind="tcp"):
         listening = connection.laddr and connection.laddr.port == port and connection.status == psutil.CONN_LISTEN
         if listening and connection.pid:
-            return connection.pid
+            return int(connection.pid)
     raise RuntimeError(f"no process listens on port {port}")
 
 

@@ -62,11 +62,12 @@ def ask(text: str, variant: Variant, base_url: str, model: str, timeout: float) 
     """One question through the worker under the variant's settings and server; its stored timings."""
     from django.test import override_settings
 
-    from webapp.qa import selectors, services
+    from webapp.qa import selectors
     from webapp.qa.models import Question
+    from webapp.qa.services.admission import question_create
 
     with override_settings(**variant.settings, VERIMED_LLM_BASE_URL=base_url, VERIMED_LLM_MODEL=model):
-        question = services.question_create(text=text, enqueue=True)
+        question = question_create(text=text, enqueue=True)
     if not selectors.question_wait_finished(question_id=question.pk, timeout=timeout):
         raise SystemExit(f"no answer within {timeout:.0f} s: is the worker running (make run)?")
     question.refresh_from_db()

@@ -59,7 +59,7 @@ def time_training(backbone: str, precision: str, frozen: int, length: int, batch
         with autocast(precision):
             logits = model(input_ids=ids, attention_mask=mask).logits
         loss = torch.nn.functional.cross_entropy(logits.float(), labels)
-        loss.backward()
+        torch.autograd.backward(loss)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         schedule.step()
