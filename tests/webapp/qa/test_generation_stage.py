@@ -11,11 +11,15 @@ from django.test import Client
 from pytest_django.fixtures import Settings
 
 from generator.base import LLMSettings
+from generator.context_focus import packed_context
 from generator.llm import ServerTokenCounter
 from indexer.records import ArticleRecord
 from tests.support import TEST_LLM_MODEL
+from webapp.qa.context import generation_context
+from webapp.qa.llm import token_counter_for
 from webapp.qa.models import Question
 from webapp.qa.services import admission, generate, retrieve, verify
+from webapp.qa.services.stages import stage_pipeline
 from webapp.qa.tasks import question_generate_task, question_retrieve_task, question_verify_task
 
 pytestmark = [pytest.mark.model, pytest.mark.django_db(transaction=True)]
@@ -70,14 +74,15 @@ def test_an_abstract_that_does_not_fit_the_window_is_dropped_and_never_linked(
 ) -> None:
     question = retrieved_question()
     retrieved = list(question.retrieved.values_list("pmid", flat=True))
-    # Measure the prompt with both abstracts (a few answer tokens do: the prompt is what counts), then offer a
-    # window a little too small for the second one.
+    # Measure the prompt with both abstracts as the stage packs it (the server counts its tokens; the model need
+    # not read it), then offer a window a little too small for the second one.
+    pipeline = stage_pipeline(question)
+    full = packed_context(
+        question.text, generation_context(question, pipeline), pipeline.generation, counter=token_counter_for(pipeline)
+    )
+    assert [item.pmid for item in full.abstracts] == retrieved
+    full_prompt = full.prompt_tokens
     answer_tokens = settings.VERIMED.generation.max_tokens
-    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_MAX_TOKENS=16)
-    generate.question_generate(question_id=question.pk)
-    question.refresh_from_db()
-    full_prompt = question.context["prompt_tokens"]
-    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_MAX_TOKENS=answer_tokens)
     counter = ServerTokenCounter(LLMSettings(base_url=served, model=TEST_LLM_MODEL))
     last_abstract = counter.count(indexed_by_pmid(indexed_articles)[retrieved[-1]].abstract)
     settings.VERIMED = settings.VERIMED.replace(
