@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.e2e.answers import LABELS
 from tests.e2e.conftest import PASSWORD, QUESTIONS, USERS, RunningStack, started_stack
 from tests.e2e.profiles import profile_env
 from tests.support import TEST_LLM_MODEL
@@ -21,7 +22,6 @@ from tests.support import TEST_LLM_MODEL
 pytestmark = [pytest.mark.vllm, pytest.mark.stack, pytest.mark.model]
 
 ENDED = {"done", "failed", "cancelled"}
-LABELS = {"SUPPORT", "CONTRADICT", "NO_EVIDENCE", "UNCLEAR", "NO_REFERENCE"}
 # Five abstracts: vLLM reads prompts on two CPU cores too, and every assertion holds on five.
 FEW_ABSTRACTS = {"top_k": 5}
 
