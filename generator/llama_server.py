@@ -12,6 +12,7 @@ place of `llama_cpp.server`; without the prompt cache, it behaves exactly as tha
 
 from __future__ import annotations
 
+import os
 import runpy
 
 import llama_cpp
@@ -33,7 +34,15 @@ class CountedRAMCache(LlamaRAMCache):
         return sum(held_bytes(state) for state in self.cache_state.values())
 
 
+# llama-cpp-python's server listens on $HOST and $PORT when they are set, ahead of its own --host and --port
+# (llama_cpp/server/__main__.py). make hands the variables of its command line to every recipe's environment, so
+# `make run PORT=8001` started the LLM server on the site's port, where it failed to bind and the stack did not start.
+LISTEN_OVERRIDES = ("HOST", "PORT")
+
+
 def main() -> None:
+    for variable in LISTEN_OVERRIDES:  # the address is the options this module is given, nothing else
+        os.environ.pop(variable, None)
     # The server builds its cache as `llama_cpp.LlamaRAMCache(capacity_bytes=...)` (llama_cpp/server/model.py).
     llama_cpp.LlamaRAMCache = CountedRAMCache  # type: ignore[attr-defined]
     runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)

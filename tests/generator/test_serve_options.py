@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import socket
+import urllib.request
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
-from generator.serve import ServerTuning, parse_options, server_argv, tuning_from_args
+from generator.serve import (
+    ServerTuning,
+    parse_options,
+    server_argv,
+    start_model_server,
+    stop_model_server,
+    tuning_from_args,
+)
+from tests.support import TEST_LLM_MODEL
 
 
 def argv_for(tuning: ServerTuning) -> list[str]:
@@ -54,3 +65,25 @@ def test_the_server_is_llama_cpps_with_a_prompt_cache_that_counts_its_memory() -
 
 def test_a_waiting_request_never_interrupts_a_running_one() -> None:
     assert option(argv_for(ServerTuning()), "--interrupt_requests") == "False"
+
+
+@pytest.mark.model
+def test_the_server_listens_where_its_options_say_whatever_host_and_port_the_environment_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`make run PORT=8001` puts PORT in the environment of everything the stack starts, and llama-cpp-python's server
+    reads $HOST and $PORT before its own options: it tried the site's port and the stack did not start. Here the
+    environment names a port that is taken and an address this machine does not have."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        monkeypatch.setenv("PORT", str(taken.getsockname()[1]))
+        monkeypatch.setenv("HOST", "192.0.2.1")  # TEST-NET-1: never a local address
+        process, base_url = start_model_server(
+            TEST_LLM_MODEL, cache=settings.VERIMED.paths.model_cache, n_ctx=512, tuning=ServerTuning(threads=1)
+        )
+    try:
+        with urllib.request.urlopen(f"{base_url}/models", timeout=10) as response:
+            assert response.status == 200
+    finally:
+        stop_model_server(process)
