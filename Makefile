@@ -115,16 +115,15 @@ $(LLAMA_STAMP): | $(BIN)/python
 		--no-cache-dir llama-cpp-python==$(LLAMA_CPP_VERSION) -w $(WHEEL_CACHE)
 	touch $@
 
-# torch pinned to the CPU build this machine keeps on disk (an unpinned torch pulls CUDA), and the cached
-# llama-cpp-python wheel reinstalled, so that a venv holding another build flavour takes this one.
+# Beside the project, both venvs take torch pinned to the CPU build this machine keeps on disk (an unpinned torch pulls
+# CUDA) and the cached llama-cpp-python wheel, reinstalled so that a venv holding another build flavour takes this one.
+BUILDS := --reinstall-package llama-cpp-python torch==2.13.0 llama-cpp-python==$(LLAMA_CPP_VERSION)
 $(VENV)/.installed-run: pyproject.toml requirements.lock $(LLAMA_STAMP) | $(UV)
-	$(INSTALL) --reinstall-package llama-cpp-python torch==2.13.0 llama-cpp-python==$(LLAMA_CPP_VERSION) \
-		-e '.[model-qwen15]'
+	$(INSTALL) $(BUILDS) -e '.[model-qwen15]'
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml requirements.lock $(LLAMA_STAMP) | $(UV)
-	$(INSTALL) --reinstall-package llama-cpp-python torch==2.13.0 llama-cpp-python==$(LLAMA_CPP_VERSION) \
-		-e '.[model-qwen15,model-mpnet,dev,production]'
+	$(INSTALL) $(BUILDS) -e '.[model-qwen15,model-mpnet,dev,production]'
 	touch $@
 
 # Browser tests drive Debian's Chromium (never a browser downloaded by Playwright).

@@ -9,14 +9,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from generator.serve import (
-    ServerTuning,
-    parse_options,
-    server_argv,
-    start_model_server,
-    stop_model_server,
-    tuning_from_args,
-)
+from generator.serve import ServerTuning, parse_options, served_model, server_argv, tuning_from_args
 from tests.support import TEST_LLM_MODEL
 
 
@@ -79,11 +72,8 @@ def test_the_server_listens_where_its_options_say_whatever_host_and_port_the_env
         taken.listen()
         monkeypatch.setenv("PORT", str(taken.getsockname()[1]))
         monkeypatch.setenv("HOST", "192.0.2.1")  # TEST-NET-1: never a local address
-        process, base_url = start_model_server(
+        serving = served_model(
             TEST_LLM_MODEL, cache=settings.VERIMED.paths.model_cache, n_ctx=512, tuning=ServerTuning(threads=1)
         )
-    try:
-        with urllib.request.urlopen(f"{base_url}/models", timeout=10) as response:
+        with serving as base_url, urllib.request.urlopen(f"{base_url}/models", timeout=10) as response:
             assert response.status == 200
-    finally:
-        stop_model_server(process)
