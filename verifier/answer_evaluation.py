@@ -21,14 +21,16 @@ answer's text contradicts the bottom line are then measured on the same question
 
 from __future__ import annotations
 
+import ast
+import csv
 import json
 import math
 import random
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +66,7 @@ from verifier.verify import AnswerVerifier, CitedAbstract
 Write = Callable[[str], None]
 
 PUBMEDQA = "pubmedqa"
+PUBMEDQA_EXTRA = "pubmedqa_extra"  # dev only: PubMedQA-style questions outside PQA-L (`pubmedqa_extra_items`)
 BIOASQ = "bioasq"
 GOLD_ANSWERS = {PUBMEDQA: ("yes", "no", "maybe"), BIOASQ: ("yes", "no")}
 
@@ -110,6 +113,34 @@ def pubmedqa_questions(pqal_path: Path, test_ids_path: Path, *, split: str) -> l
         )
         for pmid in chosen
     ]
+
+
+def pubmedqa_extra_items(csv_path: Path, pqal_path: Path) -> tuple[list[ArticleRecord], list[YesNoQuestion]]:
+    """PubMedQA-style items outside PQA-L (a CSV with PubMedQA's columns, the PMID first and CONTEXTS a list
+    literal): every abstract joins the PubMedQA index, and the items labelled yes or no are dev questions. The
+    PQA-L dev split is almost all "maybe", so without these the fit never sees PubMedQA's kind of yes/no question
+    (one relevant abstract, its own, among thousands). A PMID that PQA-L also holds is left out whole, so no test
+    question comes in through this file."""
+    pqal = set(json.loads(pqal_path.read_text(encoding="utf-8")))
+    records: list[ArticleRecord] = []
+    questions: list[YesNoQuestion] = []
+    with csv_path.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            pmid = str(row.get("") or row.get("pubid") or "").strip()
+            if not pmid or pmid in pqal:
+                continue
+            contexts = ast.literal_eval(row["CONTEXTS"]) if row.get("CONTEXTS") else []
+            records.append(
+                ArticleRecord(pmid=pmid, title="", abstract=" ".join([*contexts, row.get("LONG_ANSWER", "")]))
+            )
+            decision = str(row.get("final_decision", "")).strip().lower()
+            if decision in ("yes", "no"):
+                questions.append(
+                    YesNoQuestion(
+                        qid=pmid, text=row["QUESTION"], gold=decision, own_pmids=(pmid,), source=PUBMEDQA_EXTRA
+                    )
+                )
+    return records, questions
 
 
 def bioasq_questions(path: Path) -> list[YesNoQuestion]:
@@ -459,6 +490,7 @@ class AnswerSets:
     pubmedqa_ids: Path | None = None  # its test_ground_truth.json
     bioasq: Path | None = None  # a benchmark questions file
     corpus: tuple[Path, ...] = ()  # the benchmark corpus files: BioASQ's corpus, PubMedQA's distractors
+    pubmedqa_extra: Path | None = None  # PubMedQA-style items outside PQA-L: more corpus, and dev questions
 
 
 @dataclass(frozen=True)
@@ -481,11 +513,16 @@ def set_indexes(
     if sets.pubmedqa is not None:
         ids = sets.pubmedqa_ids or sets.pubmedqa.with_name("test_ground_truth.json")
         own = pubmedqa_records(sets.pubmedqa)
-        records = [*distractors, *own]  # a PQA-L abstract replaces a distractor with the same PMID
-        write(f"indexing {len(own):,} PQA-L abstracts and {len(distractors):,} others (reused when built before)…")
+        extra_records, extra_questions = (
+            pubmedqa_extra_items(sets.pubmedqa_extra, sets.pubmedqa) if sets.pubmedqa_extra else ([], [])
+        )
+        others = [*distractors, *extra_records]
+        records = [*others, *own]  # a PQA-L abstract replaces a distractor with the same PMID
+        write(f"indexing {len(own):,} PQA-L abstracts and {len(others):,} others (reused when built before)…")
         index = build_evaluation_index(records, index_root / "pubmedqa", embedder)
-        corpus = f"{len(index.articles):,} abstracts: PQA-L's {len(own):,} as published and {len(distractors):,} others"
-        built.append((PUBMEDQA, corpus, pubmedqa_questions(sets.pubmedqa, ids, split=split), index))
+        corpus = f"{len(index.articles):,} abstracts: PQA-L's {len(own):,} as published and {len(others):,} others"
+        questions = pubmedqa_questions(sets.pubmedqa, ids, split=split)
+        built.append((PUBMEDQA, corpus, questions + (extra_questions if split == "dev" else []), index))
     if sets.bioasq is not None:
         if not distractors:
             raise ValueError("BioASQ questions need --corpus: the benchmark corpus they are searched in")
@@ -559,13 +596,31 @@ def _answered(
     return answered, rate.tokens_per_s if rate else None
 
 
-# PQA-L's share of "maybe" outside the test split (55 of 500): the weight the PubMedQA dev questions, which are
-# almost all "maybe" or unreadable, get in the fit against BioASQ's yes/no questions. The test split is not read.
-def maybe_share(pqal_path: Path, test_ids_path: Path) -> float:
+def answer_shares(pqal_path: Path, test_ids_path: Path) -> dict[str, float]:
+    """PQA-L's shares of yes, no and maybe outside the test split (276 / 169 / 55 of 500); the test split is not
+    read for anything else."""
     raw: dict[str, dict[str, Any]] = json.loads(pqal_path.read_text(encoding="utf-8"))
     test_ids = set(json.loads(test_ids_path.read_text(encoding="utf-8")))
-    decisions = [str(item["final_decision"]).lower() for pmid, item in raw.items() if pmid not in test_ids]
-    return decisions.count("maybe") / len(decisions)
+    decisions = Counter(str(item["final_decision"]).lower() for pmid, item in raw.items() if pmid not in test_ids)
+    return {answer: decisions[answer] / sum(decisions.values()) for answer in GOLD_ANSWERS[PUBMEDQA]}
+
+
+def pubmedqa_group(gold: str) -> str:
+    """The fit's source for a PubMedQA-kind dev question: its gold answer (`dev_weights` says why)."""
+    return f"{PUBMEDQA}:{gold}"
+
+
+def dev_weights(*, shares: Mapping[str, float], with_bioasq: bool) -> dict[str, float]:
+    """How much each group of dev questions counts in the fit. PubMedQA's kind (PQA-L's dev items and the extra
+    CSV's) are grouped by gold answer and each group weighs its answer's share in PQA-L outside the test split, so
+    a rule is scored on PubMedQA's mix of answers rather than on whatever mix the dev questions happen to have (the
+    extra CSV holds 126 yes to 6 no: scored as it comes, a rule that says yes to nearly everything would win). The
+    two benchmarks count equally."""
+    half = 0.5 if with_bioasq else 1.0
+    weights = {pubmedqa_group(answer): half * share for answer, share in shares.items()}
+    if with_bioasq:
+        weights[BIOASQ] = 0.5
+    return weights
 
 
 def fit_rule_on_dev(
@@ -582,7 +637,7 @@ def fit_rule_on_dev(
     dev: list[DevQuestion] = []
     weights: dict[str, float] = {}
     counts: dict[str, int] = {}
-    for name, _corpus, questions, index in set_indexes(
+    for _name, _corpus, questions, index in set_indexes(
         sets, split="dev", index_root=index_root, embedder=embedder, write=write
     ):
         try:
@@ -591,18 +646,29 @@ def fit_rule_on_dev(
             )
         finally:
             index.close()
-        dev += [reading.dev_question() for reading in readings]
-        counts[name] = len(readings)
-    if PUBMEDQA in counts and sets.pubmedqa is not None:
-        share = maybe_share(sets.pubmedqa, sets.pubmedqa_ids or sets.pubmedqa.with_name("test_ground_truth.json"))
-        weights = {PUBMEDQA: share, BIOASQ: 1.0 - share} if BIOASQ in counts else {PUBMEDQA: 1.0}
+        for reading in readings:
+            source = reading.question.source
+            counts[source] = counts.get(source, 0) + 1
+            question = reading.dev_question()
+            dev.append(question if source == BIOASQ else replace(question, source=pubmedqa_group(question.gold)))
+    if sets.pubmedqa is not None:
+        shares = answer_shares(sets.pubmedqa, sets.pubmedqa_ids or sets.pubmedqa.with_name("test_ground_truth.json"))
+        weights = dev_weights(shares=shares, with_bioasq=BIOASQ in counts)
     fitted_on = [f"{name} dev ({count})" for name, count in counts.items()]
     rule = fit_bottom_line_rule(dev, fitted_on=fitted_on, source_weights=weights or None, with_stance=False)
     default = BottomLineRule()
+    groups = sorted({question.source for question in dev})
     return rule, {
         "fitted_on": fitted_on,
         "source_weights": weights,
         "dev_accuracy_fitted": rule.dev_accuracy,
+        "dev_accuracy_by_group": {
+            group: {
+                "n": sum(q.source == group for q in dev),
+                "accuracy": round(weighted_accuracy([q for q in dev if q.source == group], rule), 4),
+            }
+            for group in groups
+        },
         "dev_accuracy_default_rule": round(weighted_accuracy(dev, default, weights or None), 4),
         "rule": asdict(rule),
     }

@@ -6,7 +6,9 @@ about the measuring, not about the models; the real models are measured by the b
 
 from __future__ import annotations
 
+import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,19 +21,26 @@ from indexer.hybrid import HybridSettings
 from verifier.answer_evaluation import (
     BIOASQ,
     PUBMEDQA,
+    PUBMEDQA_EXTRA,
     AnsweringModel,
+    AnswerSets,
     SetReport,
     _answered,
+    answer_shares,
     bioasq_questions,
+    dev_weights,
+    pubmedqa_extra_items,
     pubmedqa_questions,
     pubmedqa_records,
     read_questions,
+    set_indexes,
     wilson_interval,
 )
-from verifier.bottom_line import BottomLineRule
+from verifier.bottom_line import AbstractVote, BottomLineRule, DevQuestion, decide_bottom_line, fit_bottom_line_rule
 from verifier.extra_training import PUBMEDQA_LABELLED, PUBMEDQA_TEST_IDS, pubmedqa_pairs
 from verifier.fake_classifier import FakeClaimClassifier
 from verifier.fake_evidence import FakeEvidenceFinder
+from verifier.verdicts import CONTRADICT, SUPPORT
 from verifier.verify import AnswerVerifier
 
 PQAL = {
@@ -108,6 +117,94 @@ def test_pubmedqa_abstracts_are_indexed_as_published_with_their_conclusion(pqal)
     records = {record.pmid: record for record in pubmedqa_records(data)}
     assert records["102"].abstract.endswith("Vitamin E is not effective for preventing stroke.")
     assert records["102"].abstract.startswith("A cohort")
+
+
+def _write_extra_csv(path: Path) -> Path:
+    """PubMedQA's CSV columns as the shared subset has them: the PMID first, CONTEXTS a Python list literal."""
+    rows = [
+        ("201", "Does folic acid prevent neural tube defects?", ["Women took folic acid.", "Defects fell."], "yes"),
+        ("202", "Does ginkgo improve memory in the elderly?", ["Ginkgo or placebo for six months."], "no"),
+        ("203", "Do audiologic characteristics predict outcomes?", ["Children's 'language' scores."], ""),
+        ("101", "Is aspirin effective for preventing colorectal adenoma?", ["A copy of a PQA-L test item."], "yes"),
+    ]
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["", "QUESTION", "CONTEXTS", "LABELS", "final_decision", "LONG_ANSWER"])
+        for pmid, question, contexts, decision in rows:
+            writer.writerow([pmid, question, repr(contexts), "[]", decision, f"Conclusion of {pmid}."])
+    return path
+
+
+def test_extra_pubmedqa_items_add_their_abstracts_and_yes_no_dev_questions_but_never_a_pqal_item(pqal, tmp_path):
+    data, _ids = pqal
+    records, questions = pubmedqa_extra_items(_write_extra_csv(tmp_path / "extra.csv"), data)
+    assert [record.pmid for record in records] == ["201", "202", "203"]
+    assert records[0].abstract == "Women took folic acid. Defects fell. Conclusion of 201."
+    assert records[2].abstract.startswith("Children's 'language' scores.")
+    assert [(q.qid, q.gold, q.own_pmids, q.source) for q in questions] == [
+        ("201", "yes", ("201",), PUBMEDQA_EXTRA),
+        ("202", "no", ("202",), PUBMEDQA_EXTRA),
+    ]
+
+
+def test_extra_items_are_dev_questions_only_and_their_abstracts_are_searched_in_both_splits(pqal, tmp_path):
+    data, ids = pqal
+    sets = AnswerSets(pubmedqa=data, pubmedqa_ids=ids, pubmedqa_extra=_write_extra_csv(tmp_path / "extra.csv"))
+    asked = {}
+    for split in ("dev", "test"):
+        for _name, _corpus, questions, index in set_indexes(
+            sets, split=split, index_root=tmp_path / split, embedder=FakeEmbedder(), write=print
+        ):
+            asked[split] = {q.qid for q in questions}
+            assert {"201", "202", "203", "101"} <= set(index.articles)
+            index.close()
+    assert asked["test"] == set(TEST_IDS)
+    assert {"201", "202"} <= asked["dev"]
+    assert not asked["dev"] & set(TEST_IDS)
+
+
+def test_on_the_real_data_the_extra_csv_brings_no_test_question_and_mostly_yes_answers(data_dir: Path) -> None:
+    pqal = data_dir / "pubmedqa" / "ori_pqal.json"
+    records, questions = pubmedqa_extra_items(data_dir / "pubmedqa" / "pubmedqa_subset_intelligence_inlpt.csv", pqal)
+    test_ids = set(json.loads((data_dir / "pubmedqa" / "test_ground_truth.json").read_text()))
+    assert len(records) == 166
+    assert len(questions) == 131
+    assert not {q.qid for q in questions} & (test_ids | set(json.loads(pqal.read_text())))
+    assert sum(q.gold == "no" for q in questions) == 6
+
+
+def test_pubmedqa_dev_groups_weigh_pqal_answer_shares_outside_test_and_each_benchmark_counts_half(pqal):
+    data, ids = pqal
+    # Outside the test ids the fixture holds one item, 105, a yes: the shares never read the test answers.
+    assert answer_shares(data, ids) == {"yes": 1.0, "no": 0.0, "maybe": 0.0}
+    shares = {"yes": 0.552, "no": 0.338, "maybe": 0.11}
+    both = dev_weights(shares=shares, with_bioasq=True)
+    assert both == pytest.approx({"pubmedqa:yes": 0.276, "pubmedqa:no": 0.169, "pubmedqa:maybe": 0.055, BIOASQ: 0.5})
+    assert dev_weights(shares=shares, with_bioasq=False) == pytest.approx(
+        {"pubmedqa:yes": 0.552, "pubmedqa:no": 0.338, "pubmedqa:maybe": 0.11}
+    )
+
+
+def test_the_fit_scores_a_rule_on_the_answer_shares_not_on_the_dev_sets_own_mix():
+    """The same votes, gold yes in 126 questions and no in 6: a flat rule reads them yes, a steep one no. Counted as
+    they come the flat rule wins (126 of 132); weighted by answer shares that favour no, the steep one does."""
+    first_no = AbstractVote(pmid="no-0", rank=0, leaning=CONTRADICT, shown=CONTRADICT, probabilities={CONTRADICT: 0.9})
+    later_yes = tuple(
+        AbstractVote(pmid=f"yes-{rank}", rank=rank, leaning=SUPPORT, shown=SUPPORT, probabilities={SUPPORT: 0.5})
+        for rank in (1, 2, 3)
+    )
+    votes = (first_no, *later_yes)
+    dev = [DevQuestion(votes=votes, gold="yes", source="pubmedqa:yes")] * 126
+    dev += [DevQuestion(votes=votes, gold="no", source="pubmedqa:no")] * 6
+
+    pooled = [replace(question, source="pubmedqa") for question in dev]
+    as_they_come = fit_bottom_line_rule(pooled, fitted_on=["toy"])
+    weights = dev_weights(shares={"yes": 0.3, "no": 0.7, "maybe": 0.0}, with_bioasq=False)
+    by_share = fit_bottom_line_rule(dev, fitted_on=["toy"], source_weights=weights)
+
+    assert decide_bottom_line(votes, by_share).answer == "no"
+    assert by_share.dev_accuracy == pytest.approx(0.7)
+    assert decide_bottom_line(votes, as_they_come).answer == "yes"
 
 
 def test_bioasq_questions_are_the_yes_no_ones_with_their_gold(tmp_path):

@@ -190,6 +190,11 @@ class Command(BaseCommand):
             default=[],
             help="The benchmark corpus files: what BioASQ questions search, and PubMedQA's distractors.",
         )
+        answers.add_argument(
+            "--pubmedqa-extra",
+            type=Path,
+            help="PubMedQA-style items outside PQA-L (CSV): their abstracts join the index (give it to the fit too).",
+        )
         answers.add_argument("--limit", type=int, help="Questions per set (a seeded sample).")
         answers.add_argument(
             "--answer-limit",
@@ -382,12 +387,21 @@ def answer_sets(options: dict[str, Any]) -> AnswerSets:
         raise CommandError("give --pubmedqa, --bioasq or both")
     if options["bioasq"] is not None and not options["corpus"]:
         raise CommandError("--bioasq needs --corpus: the benchmark corpus its questions are searched in")
-    _require(options["pubmedqa"], options["pubmedqa_ids"], options["bioasq"], *options["corpus"])
+    if options.get("pubmedqa_extra") is not None and options["pubmedqa"] is None:
+        raise CommandError("--pubmedqa-extra adds to --pubmedqa: give both")
+    _require(
+        options["pubmedqa"],
+        options["pubmedqa_ids"],
+        options.get("pubmedqa_extra"),
+        options["bioasq"],
+        *options["corpus"],
+    )
     return AnswerSets(
         pubmedqa=options["pubmedqa"],
         pubmedqa_ids=options["pubmedqa_ids"],
         bioasq=options["bioasq"],
         corpus=tuple(options["corpus"]),
+        pubmedqa_extra=options.get("pubmedqa_extra"),
     )
 
 

@@ -2,11 +2,13 @@
 
     manage.py fit_bottom_line --pubmedqa ../shared/data/pubmedqa/ori_pqal.json \\
         --bioasq ../shared/data/bioasq/benchmark/questions_dev.jsonl \\
-        --corpus ../shared/data/bioasq/benchmark/corpus.jsonl.gz ../shared/data/bioasq/benchmark/distractors.jsonl.gz
+        --corpus ../shared/data/bioasq/benchmark/corpus.jsonl.gz ../shared/data/bioasq/benchmark/distractors.jsonl.gz \\
+        --pubmedqa-extra ../shared/data/pubmedqa/pubmedqa_subset_intelligence_inlpt.csv
 
-Dev questions only: BioASQ's yes/no questions of the file given (the benchmark's dev split) and PQA-L's items outside
-the official test ids that the verifier never trained on. The PubMedQA test split is never read here, so
-`evaluate answers` scores it with a rule that was not chosen on it.
+Dev questions only: BioASQ's yes/no questions of the file given (the benchmark's dev split), PQA-L's items outside
+the official test ids that the verifier never trained on, and with --pubmedqa-extra the yes/no items of a
+PubMedQA-style CSV outside PQA-L (`../shared/data/pubmedqa/pubmedqa_subset_intelligence_inlpt.csv`). The PubMedQA
+test split is never read here, so `evaluate answers` scores it with a rule that was not chosen on it.
 """
 
 from __future__ import annotations
@@ -36,6 +38,11 @@ class Command(BaseCommand):
         parser.add_argument("--pubmedqa-ids", type=Path, help="PQA-L test ids, kept out of the fit")
         parser.add_argument("--bioasq", type=Path, help="BioASQ dev questions (the benchmark's questions_dev.jsonl)")
         parser.add_argument("--corpus", type=Path, nargs="+", default=[], help="The benchmark corpus files.")
+        parser.add_argument(
+            "--pubmedqa-extra",
+            type=Path,
+            help="PubMedQA-style yes/no items outside PQA-L (CSV in PubMedQA's columns): more dev questions.",
+        )
         parser.add_argument("--json", type=Path, help="Also write the fit's report here.")
 
     def handle(self, *args: Any, **options: Any) -> None:
