@@ -3,7 +3,7 @@
 Each question goes the product's path over an indexed corpus that holds its own abstract among thousands of others:
 hybrid search (the product's retrieval settings), the question's claim form (`yes_no_claim`), the verifier's verdict
 on that claim against each of the first ten abstracts (`claim_consensus`), and the bottom line rule kept beside the
-checkpoint (`verifier.bottom_line`). Two sets:
+checkpoint (`verifier.bottom_line`). Two sets (`verifier.yes_no_sets`):
 - PubMedQA: PQA-L questions, gold yes / no / maybe, over the 1,000 PQA-L abstracts as PubMed publishes them (the
   context paragraphs and the conclusion) plus the distractor files given. The test split is the official 500 ids;
   the dev split is the PQA-L items outside them that the verifier never trained on (`pubmedqa_trains_on`).
@@ -21,16 +21,13 @@ answer's text contradicts the bottom line are then measured on the same question
 
 from __future__ import annotations
 
-import ast
-import csv
-import json
 import math
 import random
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +42,6 @@ from indexer.base import Embedder
 from indexer.evaluation import read_corpus
 from indexer.evaluation_index import EvaluationIndex, build_evaluation_index
 from indexer.hybrid import HybridSettings
-from indexer.records import ArticleRecord
 from verifier.bottom_line import (
     BOTTOM_LINES,
     GOLD_READING,
@@ -55,116 +51,22 @@ from verifier.bottom_line import (
     DevQuestion,
     consensus_votes,
     decide_bottom_line,
-    fit_bottom_line_rule,
-    weighted_accuracy,
 )
 from verifier.claim_rewriting import yes_no_claim
 from verifier.consensus import CONSENSUS_ABSTRACTS, answer_stance, claim_consensus
-from verifier.extra_training import pubmedqa_trains_on
 from verifier.verify import AnswerVerifier, CitedAbstract
+from verifier.yes_no_sets import (
+    BIOASQ,
+    GOLD_ANSWERS,
+    PUBMEDQA,
+    YesNoQuestion,
+    bioasq_questions,
+    pubmedqa_extra_items,
+    pubmedqa_questions,
+    pubmedqa_records,
+)
 
 Write = Callable[[str], None]
-
-PUBMEDQA = "pubmedqa"
-PUBMEDQA_EXTRA = "pubmedqa_extra"  # dev only: PubMedQA-style questions outside PQA-L (`pubmedqa_extra_items`)
-BIOASQ = "bioasq"
-GOLD_ANSWERS = {PUBMEDQA: ("yes", "no", "maybe"), BIOASQ: ("yes", "no")}
-
-
-@dataclass(frozen=True)
-class YesNoQuestion:
-    qid: str
-    text: str
-    gold: str  # yes / no / maybe
-    own_pmids: tuple[str, ...]  # the question's own abstract(s): PubMedQA's one, BioASQ's gold documents
-    source: str  # PUBMEDQA or BIOASQ
-
-
-def pubmedqa_records(pqal_path: Path) -> list[ArticleRecord]:
-    """The PQA-L abstracts as published: the context paragraphs, then the conclusion (PQA-L keeps no title)."""
-    raw: dict[str, dict[str, Any]] = json.loads(pqal_path.read_text(encoding="utf-8"))
-    return [
-        ArticleRecord(
-            pmid=pmid, title="", abstract=" ".join([*item.get("CONTEXTS", []), str(item.get("LONG_ANSWER", ""))])
-        )
-        for pmid, item in raw.items()
-    ]
-
-
-def pubmedqa_questions(pqal_path: Path, test_ids_path: Path, *, split: str) -> list[YesNoQuestion]:
-    """`split` "test": the official test ids; "dev": the other PQA-L items the verifier never trained on."""
-    raw: dict[str, dict[str, Any]] = json.loads(pqal_path.read_text(encoding="utf-8"))
-    test_ids = set(json.loads(test_ids_path.read_text(encoding="utf-8")))
-    if split == "test":
-        chosen = [pmid for pmid in raw if pmid in test_ids]
-    elif split == "dev":
-        chosen = [
-            pmid for pmid, item in raw.items() if pmid not in test_ids and not pubmedqa_trains_on(pmid, item, test_ids)
-        ]
-    else:
-        raise ValueError(f"unknown PubMedQA split {split!r}")
-    return [
-        YesNoQuestion(
-            qid=pmid,
-            text=str(raw[pmid]["QUESTION"]),
-            gold=str(raw[pmid]["final_decision"]).lower(),
-            own_pmids=(pmid,),
-            source=PUBMEDQA,
-        )
-        for pmid in chosen
-    ]
-
-
-def pubmedqa_extra_items(csv_path: Path, pqal_path: Path) -> tuple[list[ArticleRecord], list[YesNoQuestion]]:
-    """PubMedQA-style items outside PQA-L (a CSV with PubMedQA's columns, the PMID first and CONTEXTS a list
-    literal): every abstract joins the PubMedQA index, and the items labelled yes or no are dev questions. The
-    PQA-L dev split is almost all "maybe", so without these the fit never sees PubMedQA's kind of yes/no question
-    (one relevant abstract, its own, among thousands). A PMID that PQA-L also holds is left out whole, so no test
-    question comes in through this file."""
-    pqal = set(json.loads(pqal_path.read_text(encoding="utf-8")))
-    records: list[ArticleRecord] = []
-    questions: list[YesNoQuestion] = []
-    with csv_path.open(encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle):
-            pmid = str(row.get("") or row.get("pubid") or "").strip()
-            if not pmid or pmid in pqal:
-                continue
-            contexts = ast.literal_eval(row["CONTEXTS"]) if row.get("CONTEXTS") else []
-            records.append(
-                ArticleRecord(pmid=pmid, title="", abstract=" ".join([*contexts, row.get("LONG_ANSWER", "")]))
-            )
-            decision = str(row.get("final_decision", "")).strip().lower()
-            if decision in ("yes", "no"):
-                questions.append(
-                    YesNoQuestion(
-                        qid=pmid, text=row["QUESTION"], gold=decision, own_pmids=(pmid,), source=PUBMEDQA_EXTRA
-                    )
-                )
-    return records, questions
-
-
-def bioasq_questions(path: Path) -> list[YesNoQuestion]:
-    """The yes/no questions of a BioASQ benchmark questions file."""
-    questions = []
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            item = json.loads(line)
-            if item.get("type") != "yesno":
-                continue
-            answer = item.get("exact_answer")
-            answer = answer[0] if isinstance(answer, list) and answer else answer
-            questions.append(
-                YesNoQuestion(
-                    qid=str(item["id"]),
-                    text=str(item["body"]),
-                    gold=str(answer).strip().lower(),
-                    own_pmids=tuple(str(pmid) for pmid in item.get("gold_pmids", [])),
-                    source=BIOASQ,
-                )
-            )
-    return questions
 
 
 def evaluation_sample(questions: Sequence[YesNoQuestion], *, seed: int = 13) -> list[YesNoQuestion]:
@@ -594,81 +496,3 @@ def _answered(
             write=write,
         )
     return answered, rate.tokens_per_s if rate else None
-
-
-def answer_shares(pqal_path: Path, test_ids_path: Path) -> dict[str, float]:
-    """PQA-L's shares of yes, no and maybe outside the test split (276 / 169 / 55 of 500); the test split is not
-    read for anything else."""
-    raw: dict[str, dict[str, Any]] = json.loads(pqal_path.read_text(encoding="utf-8"))
-    test_ids = set(json.loads(test_ids_path.read_text(encoding="utf-8")))
-    decisions = Counter(str(item["final_decision"]).lower() for pmid, item in raw.items() if pmid not in test_ids)
-    return {answer: decisions[answer] / sum(decisions.values()) for answer in GOLD_ANSWERS[PUBMEDQA]}
-
-
-def pubmedqa_group(gold: str) -> str:
-    """The fit's source for a PubMedQA-kind dev question: its gold answer (`dev_weights` says why)."""
-    return f"{PUBMEDQA}:{gold}"
-
-
-def dev_weights(*, shares: Mapping[str, float], with_bioasq: bool) -> dict[str, float]:
-    """How much each group of dev questions counts in the fit. PubMedQA's kind (PQA-L's dev items and the extra
-    CSV's) are grouped by gold answer and each group weighs its answer's share in PQA-L outside the test split, so
-    a rule is scored on PubMedQA's mix of answers rather than on whatever mix the dev questions happen to have (the
-    extra CSV holds 126 yes to 6 no: scored as it comes, a rule that says yes to nearly everything would win). The
-    two benchmarks count equally."""
-    half = 0.5 if with_bioasq else 1.0
-    weights = {pubmedqa_group(answer): half * share for answer, share in shares.items()}
-    if with_bioasq:
-        weights[BIOASQ] = 0.5
-    return weights
-
-
-def fit_rule_on_dev(
-    sets: AnswerSets,
-    *,
-    index_root: Path,
-    embedder: Embedder,
-    retrieval: HybridSettings,
-    verifier: AnswerVerifier,
-    write: Write,
-) -> tuple[BottomLineRule, dict[str, Any]]:
-    """The bottom line rule fitted on dev questions only: BioASQ's (the questions file given) and PubMedQA's dev
-    split; returns it with a report of the fit."""
-    dev: list[DevQuestion] = []
-    weights: dict[str, float] = {}
-    counts: dict[str, int] = {}
-    for _name, _corpus, questions, index in set_indexes(
-        sets, split="dev", index_root=index_root, embedder=embedder, write=write
-    ):
-        try:
-            readings = read_questions(
-                questions, index=index, embedder=embedder, retrieval=retrieval, verifier=verifier, write=write
-            )
-        finally:
-            index.close()
-        for reading in readings:
-            source = reading.question.source
-            counts[source] = counts.get(source, 0) + 1
-            question = reading.dev_question()
-            dev.append(question if source == BIOASQ else replace(question, source=pubmedqa_group(question.gold)))
-    if sets.pubmedqa is not None:
-        shares = answer_shares(sets.pubmedqa, sets.pubmedqa_ids or sets.pubmedqa.with_name("test_ground_truth.json"))
-        weights = dev_weights(shares=shares, with_bioasq=BIOASQ in counts)
-    fitted_on = [f"{name} dev ({count})" for name, count in counts.items()]
-    rule = fit_bottom_line_rule(dev, fitted_on=fitted_on, source_weights=weights or None, with_stance=False)
-    default = BottomLineRule()
-    groups = sorted({question.source for question in dev})
-    return rule, {
-        "fitted_on": fitted_on,
-        "source_weights": weights,
-        "dev_accuracy_fitted": rule.dev_accuracy,
-        "dev_accuracy_by_group": {
-            group: {
-                "n": sum(q.source == group for q in dev),
-                "accuracy": round(weighted_accuracy([q for q in dev if q.source == group], rule), 4),
-            }
-            for group in groups
-        },
-        "dev_accuracy_default_rule": round(weighted_accuracy(dev, default, weights or None), 4),
-        "rule": asdict(rule),
-    }

@@ -19,29 +19,30 @@ from indexer.evaluation_index import build_evaluation_index
 from indexer.fake_embedder import FakeEmbedder
 from indexer.hybrid import HybridSettings
 from verifier.answer_evaluation import (
-    BIOASQ,
-    PUBMEDQA,
-    PUBMEDQA_EXTRA,
     AnsweringModel,
     AnswerSets,
     SetReport,
     _answered,
-    answer_shares,
-    bioasq_questions,
-    dev_weights,
-    pubmedqa_extra_items,
-    pubmedqa_questions,
-    pubmedqa_records,
     read_questions,
     set_indexes,
     wilson_interval,
 )
 from verifier.bottom_line import AbstractVote, BottomLineRule, DevQuestion, decide_bottom_line, fit_bottom_line_rule
+from verifier.bottom_line_fit import answer_shares, dev_weights
 from verifier.extra_training import PUBMEDQA_LABELLED, PUBMEDQA_TEST_IDS, pubmedqa_pairs
 from verifier.fake_classifier import FakeClaimClassifier
 from verifier.fake_evidence import FakeEvidenceFinder
 from verifier.verdicts import CONTRADICT, SUPPORT
 from verifier.verify import AnswerVerifier
+from verifier.yes_no_sets import (
+    BIOASQ,
+    PUBMEDQA,
+    PUBMEDQA_EXTRA,
+    bioasq_questions,
+    pubmedqa_extra_items,
+    pubmedqa_questions,
+    pubmedqa_records,
+)
 
 PQAL = {
     "101": {
@@ -145,6 +146,14 @@ def test_extra_pubmedqa_items_add_their_abstracts_and_yes_no_dev_questions_but_n
         ("201", "yes", ("201",), PUBMEDQA_EXTRA),
         ("202", "no", ("202",), PUBMEDQA_EXTRA),
     ]
+
+
+def test_an_extra_csv_with_a_contexts_cell_that_is_not_a_list_of_strings_is_refused_by_pmid(pqal, tmp_path):
+    data, _ids = pqal
+    path = tmp_path / "extra.csv"
+    path.write_text(',QUESTION,CONTEXTS,final_decision,LONG_ANSWER\n301,Does X cure Y?,"[\'unclosed",yes,Yes.\n')
+    with pytest.raises(ValueError, match="CONTEXTS of PMID 301 is not a list of strings"):
+        pubmedqa_extra_items(path, data)
 
 
 def test_extra_items_are_dev_questions_only_and_their_abstracts_are_searched_in_both_splits(pqal, tmp_path):

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from indexer.hybrid import HybridSettings
-from verifier.answer_evaluation import fit_rule_on_dev
+from verifier.bottom_line_fit import fit_rule_on_dev
 from webapp.corpus import engines
 from webapp.ops.management.commands.evaluate import answer_sets, pipeline_with_verifier
 from webapp.qa.verification import answer_verifier
