@@ -198,7 +198,7 @@ class Stack:
             os.kill(pid, 0)
         except (FileNotFoundError, ValueError, ProcessLookupError):
             return None
-        return pid
+        return None if _reaped(pid) else pid
 
     def start(self, planned: list[Service], *, on_wait: Callable[[str], None] = lambda _: None) -> None:
         """Launch every planned process at once, then wait until each is ready: none needs another to start (the
@@ -236,18 +236,34 @@ class Stack:
                 time.sleep(0.5)
 
     def stop(self, names: list[str], *, grace_seconds: float = 15) -> list[str]:
-        stopped = []
+        """Ask every named process to stop at once, then wait for them together: each gets the same grace period
+        and stopping the stack takes the slowest one's time, not the sum of them all. What is still running at the
+        deadline is killed."""
+        signalled: dict[str, int] = {}
         for name in names:
             pid = self.running_pid(name)
             if pid is None:
                 self.pid_file(name).unlink(missing_ok=True)
                 continue
             os.killpg(pid, signal.SIGTERM)
-            deadline = time.monotonic() + grace_seconds
-            while time.monotonic() < deadline and self.running_pid(name):
-                time.sleep(0.2)
+            signalled[name] = pid
+        deadline = time.monotonic() + grace_seconds
+        while time.monotonic() < deadline and any(self.running_pid(name) for name in signalled):
+            time.sleep(0.2)
+        for name, pid in signalled.items():
             if self.running_pid(name):
                 os.killpg(pid, signal.SIGKILL)
             self.pid_file(name).unlink(missing_ok=True)
-            stopped.append(name)
-        return stopped
+        return list(signalled)
+
+
+def _reaped(pid: int) -> bool:
+    """Whether `pid` had exited and was a child of this process, now reaped. A child that exits stays a zombie until
+    its parent waits for it, and `os.kill(pid, 0)` still finds a zombie: without this, a stack started and stopped
+    by the same process (a failed start cleaning up after itself) would wait out the whole grace period for
+    processes that are already gone."""
+    try:
+        waited, _status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:  # not our child: its own parent reaps it
+        return False
+    return waited == pid

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,41 @@ def test_the_stack_launches_every_process_before_waiting_for_any(tmp_path: Path)
         assert stack.running_pid("second")
     finally:
         stack.stop(["first", "second"])
+
+
+def test_a_process_that_exited_is_not_running_even_while_it_is_an_unreaped_child(tmp_path: Path) -> None:
+    """A child of this process that exits is a zombie until reaped, and a zombie still answers kill(pid, 0)."""
+    stack = Stack(tmp_path)
+    # It outlives start(), so the Popen object is gone before it exits and nothing reaps it meanwhile.
+    brief = Service(name="brief", argv=["sh", "-c", "echo up; sleep 0.5"], ready=log_says("up"), ready_timeout=5)
+    stack.start([brief])
+    pid = int(stack.pid_file("brief").read_text())
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() < deadline, "the process should have exited"
+        time.sleep(0.05)
+    assert stack.running_pid("brief") is None
+
+
+def test_stop_signals_every_process_before_waiting_for_any(tmp_path: Path) -> None:
+    """Each process takes a second to stop after SIGTERM and notes when it was signalled and when it left: stopped
+    one after another, the second would be signalled only after the first had left."""
+    events = tmp_path / "events"
+    slow_to_stop = (
+        'trap "echo $0 term >> {0}; sleep 1; echo $0 left >> {0}; exit 0" TERM; echo up; while :; do sleep 0.1; done'
+    )
+    planned = [
+        Service(name=name, argv=["sh", "-c", slow_to_stop.format(events), name], ready=log_says("up"), ready_timeout=5)
+        for name in ("first", "second")
+    ]
+    stack = Stack(tmp_path)
+    stack.start(planned)
+    assert stack.stop(["first", "second"], grace_seconds=30) == ["first", "second"]
+    lines = events.read_text().splitlines()
+    assert sorted(lines) == ["first left", "first term", "second left", "second term"]
+    assert lines.index("second term") < lines.index("first left")
+    assert stack.running_pid("first") is None
+    assert stack.running_pid("second") is None
 
 
 def _read(path: Path) -> str:
