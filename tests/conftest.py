@@ -45,13 +45,19 @@ pytest_plugins = ["tests.xdist_groups", "tests.session_llm"]
 def xdist_group_of(item: pytest.Item) -> str | None:
     """`make test` runs the suite on two workers (pytest-xdist, --dist loadgroup). A stack is a session fixture that
     costs a minute to start, so the tests on one profile's stack stay together on one worker; each profile is a
-    group of its own, so the two stacks run side by side. Everything else, the LLM's tests included (the server is
-    the session's, not the worker's), goes wherever a worker is free."""
-    if "stack" not in getattr(item, "fixturenames", ()):
-        return None
-    callspec = getattr(item, "callspec", None)
-    profile = callspec.params.get("stack") if callspec else None
-    return f"stack-{profile}" if profile else "stack"
+    group of its own, so the two stacks run side by side. A module-scoped fixture is made once per worker that runs a
+    test needing it: spread over two workers, the LLM judge's module classified its pairs twice on the one-thread
+    LLM server and the backup drill built its site twice, so a module whose tests share a module-scoped fixture is a
+    group too. Everything else, the LLM's tests included (the server is the session's, not the worker's), goes
+    wherever a worker is free."""
+    if "stack" in getattr(item, "fixturenames", ()):
+        callspec = getattr(item, "callspec", None)
+        profile = callspec.params.get("stack") if callspec else None
+        return f"stack-{profile}" if profile else "stack"
+    fixtures = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    if any(definitions and definitions[-1].scope == "module" for definitions in fixtures.values()):
+        return f"module-{item.nodeid.split('::', 1)[0]}"
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by these markers and before xdist reads the groups
