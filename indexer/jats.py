@@ -57,11 +57,12 @@ def read_jats(data: bytes, *, max_bytes: int = MAX_JATS_BYTES) -> FullText:
     meta = _first(root, "front", "article-meta")
     ids = _article_ids(meta)
     paragraphs = tuple(_body_paragraphs(_first(root, "body")))
-    if not paragraphs and not _text(_first(meta, "abstract")):
+    abstract = _abstract(_first(meta, "abstract"))
+    if not paragraphs and not abstract:
         raise FullTextError("the article has neither body text nor an abstract")
     return FullText(
         title=_text(_first(meta, "title-group", "article-title")),
-        abstract=" ".join(_text(part) for part in _descendants(_first(meta, "abstract"), "p")),
+        abstract=abstract,
         doi=ids.get("doi"),
         pmid=ids.get("pmid"),
         pmcid=_pmcid(ids.get("pmc") or ids.get("pmcid")),
@@ -106,6 +107,11 @@ def _descendants(element: etree._Element | None, name: str) -> list[etree._Eleme
 
 def _text(element: etree._Element | None) -> str:
     return _SPACE.sub(" ", "".join(str(part) for part in element.itertext())).strip() if element is not None else ""
+
+
+def _abstract(element: etree._Element | None) -> str:
+    """Its paragraphs joined (section titles of a structured abstract left out), or its whole text where it has none."""
+    return " ".join(filter(None, (_text(part) for part in _descendants(element, "p")))) or _text(element)
 
 
 def _article_ids(meta: etree._Element | None) -> dict[str, str]:

@@ -171,8 +171,9 @@ class DevQuestion:
 
 
 # The grid the fit searches: small on purpose, since the dev questions of a kind number in the tens to a hundred or
-# so. The steep decays let the first-ranked abstract outweigh the rest: PubMedQA's kind of question has one relevant
-# abstract, its own, usually ranked first among off-topic ones.
+# so. The steep decays would let the first-ranked abstract outweigh the rest, for PubMedQA's kind of question (one
+# relevant abstract, its own); the fits so far have not chosen them, since the own abstract is ranked first for only
+# about one PubMedQA question in five (benchmarks/README.md, "The bottom line").
 GRID: dict[str, tuple[float, ...]] = {
     "rank_decay": (1.0, 0.8, 0.6, 0.4, 0.2),
     "unclear_weight": (0.0, 0.5, 1.0),

@@ -58,11 +58,11 @@ def fit_rule_on_dev(
     verifier: AnswerVerifier,
     write: Write,
 ) -> tuple[BottomLineRule, dict[str, Any]]:
-    """The bottom line rule fitted on dev questions only: BioASQ's (the questions file given) and PubMedQA's dev
-    split; returns it with a report of the fit."""
+    """The bottom line rule fitted on dev questions only: BioASQ's (the questions file given), PubMedQA's dev split
+    and the extra PubMedQA-style items when given; returns it with a report of the fit."""
     dev: list[DevQuestion] = []
     weights: dict[str, float] = {}
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     for _name, _corpus, questions, index in set_indexes(
         sets, split="dev", index_root=index_root, embedder=embedder, write=write
     ):
@@ -72,11 +72,12 @@ def fit_rule_on_dev(
             )
         finally:
             index.close()
+        counts.update(reading.question.source for reading in readings)
         for reading in readings:
-            source = reading.question.source
-            counts[source] = counts.get(source, 0) + 1
             question = reading.dev_question()
-            dev.append(question if source == BIOASQ else replace(question, source=pubmedqa_group(question.gold)))
+            dev.append(
+                question if question.source == BIOASQ else replace(question, source=pubmedqa_group(question.gold))
+            )
     if sets.pubmedqa is not None:
         shares = answer_shares(sets.pubmedqa, sets.pubmedqa_ids or sets.pubmedqa.with_name("test_ground_truth.json"))
         weights = dev_weights(shares=shares, with_bioasq=BIOASQ in counts)

@@ -32,7 +32,7 @@ class YesNoQuestion:
     text: str
     gold: str  # yes / no / maybe
     own_pmids: tuple[str, ...]  # the question's own abstract(s): PubMedQA's one, BioASQ's gold documents
-    source: str  # PUBMEDQA or BIOASQ
+    source: str  # PUBMEDQA, PUBMEDQA_EXTRA or BIOASQ
 
 
 def pubmedqa_records(pqal_path: Path) -> list[ArticleRecord]:

@@ -387,12 +387,12 @@ def answer_sets(options: dict[str, Any]) -> AnswerSets:
         raise CommandError("give --pubmedqa, --bioasq or both")
     if options["bioasq"] is not None and not options["corpus"]:
         raise CommandError("--bioasq needs --corpus: the benchmark corpus its questions are searched in")
-    if options.get("pubmedqa_extra") is not None and options["pubmedqa"] is None:
+    if options["pubmedqa_extra"] is not None and options["pubmedqa"] is None:
         raise CommandError("--pubmedqa-extra adds to --pubmedqa: give both")
     _require(
         options["pubmedqa"],
         options["pubmedqa_ids"],
-        options.get("pubmedqa_extra"),
+        options["pubmedqa_extra"],
         options["bioasq"],
         *options["corpus"],
     )
@@ -401,7 +401,7 @@ def answer_sets(options: dict[str, Any]) -> AnswerSets:
         pubmedqa_ids=options["pubmedqa_ids"],
         bioasq=options["bioasq"],
         corpus=tuple(options["corpus"]),
-        pubmedqa_extra=options.get("pubmedqa_extra"),
+        pubmedqa_extra=options["pubmedqa_extra"],
     )
 
 
