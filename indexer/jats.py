@@ -15,36 +15,17 @@ is left out: a cited paper's title is not evidence of what this paper found.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from lxml import etree
+
+from indexer.full_text import FullText, FullTextError, Paragraph
 
 # A full text with its tables runs to a few hundred kB; PMC's largest are a few MB. Past this, it is not an article.
 MAX_JATS_BYTES = 20 * 1024 * 1024
 
 _SPACE = re.compile(r"\s+")
 _BLOCKS = {"p", "table-wrap", "fig", "list", "disp-quote", "boxed-text"}
-
-
-class FullTextError(ValueError):
-    """A file that cannot be read as a JATS article; the message says why, for the uploader."""
-
-
-@dataclass(frozen=True)
-class Paragraph:
-    section: str  # the titles of the sections it sits in, outermost first, joined by " > "; "" before any section
-    text: str
-
-
-@dataclass(frozen=True)
-class FullText:
-    title: str
-    abstract: str
-    doi: str | None
-    pmid: str | None
-    pmcid: str | None
-    paragraphs: tuple[Paragraph, ...]
 
 
 def read_jats(data: bytes, *, max_bytes: int = MAX_JATS_BYTES) -> FullText:

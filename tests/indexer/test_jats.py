@@ -13,7 +13,8 @@ from xml.sax.saxutils import escape
 
 import pytest
 
-from indexer.jats import FullTextError, Paragraph, read_jats
+from indexer.full_text import FullTextError, Paragraph
+from indexer.jats import read_jats
 
 PMID = "21645374"
 
