@@ -317,6 +317,31 @@ class LimitsConfig(_Group):
         validation_alias="VERIMED_UPLOAD_MAX_BYTES",
         description="largest file an admin may upload to index, in bytes (200 MiB)",
     )
+    library_file_max_bytes: int = Field(
+        50 * 1024 * 1024,
+        ge=1,
+        validation_alias="VERIMED_LIBRARY_FILE_MAX_BYTES",
+        description="largest paper a researcher may upload to their library, in bytes (50 MiB; a typeset article is "
+        "a few MB)",
+    )
+    library_max_pages: int = Field(
+        300,
+        ge=1,
+        validation_alias="VERIMED_LIBRARY_MAX_PAGES",
+        description="most pages an uploaded PDF may have (a thesis fits; a book does not)",
+    )
+    library_max_documents: int = Field(
+        500,
+        ge=0,
+        validation_alias="VERIMED_LIBRARY_MAX_DOCUMENTS",
+        description="documents one researcher's library may hold (0: no limit)",
+    )
+    library_max_bytes: int = Field(
+        1024 * 1024 * 1024,
+        ge=0,
+        validation_alias="VERIMED_LIBRARY_MAX_BYTES",
+        description="bytes of files one researcher's library may hold, all documents together (1 GiB; 0: no limit)",
+    )
     login_failure_limit: int = Field(
         5,
         ge=0,

@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "webapp.review",
     "webapp.watch",
     "webapp.deepcheck",
+    "webapp.library",
     "webapp.ops",
     "webapp.api",
 ]
@@ -233,6 +234,7 @@ SPECTACULAR_SETTINGS = {
         "RetractionStatusEnum": "webapp.corpus.models.Article.Retraction",
         # A yes/no question's bottom line (a generic "AnswerEnum" otherwise).
         "BottomLineAnswerEnum": "verifier.bottom_line.BOTTOM_LINES",
+        "DocumentKindEnum": "webapp.library.models.Document.Kind",
     },
 }
 

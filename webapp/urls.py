@@ -22,6 +22,7 @@ urlpatterns = [
     path("index/", include("webapp.corpus.urls")),
     path("", include("webapp.watch.urls")),
     path("", include("webapp.deepcheck.urls")),
+    path("", include("webapp.library.urls")),
     path("", include("webapp.pages.urls")),
     path("", include("webapp.qa.urls")),
 ]

@@ -7,46 +7,22 @@ elements, xlink and mml namespaces declared on the root.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from xml.sax.saxutils import escape
 
 import pytest
 
 from indexer.full_text import FullTextError, Paragraph
 from indexer.jats import read_jats
-
-PMID = "21645374"
+from tests.indexer.jats_samples import PMID, jats_article, pqal_record
 
 
 @pytest.fixture(scope="module")
 def record(data_dir: Path) -> dict[str, object]:
-    pqal = json.loads((data_dir / "pubmedqa" / "ori_pqal.json").read_text())
-    return dict(pqal[PMID])
+    return pqal_record(data_dir)
 
 
 def _article(record: dict[str, object], *, body_extra: str = "", back: str = "") -> bytes:
-    contexts = [str(text) for text in record["CONTEXTS"]]  # type: ignore[attr-defined]
-    labels = [str(label).title() for label in record["LABELS"]]  # type: ignore[attr-defined]
-    sections = "".join(
-        f"<sec><title>{escape(label)}</title><p>{escape(text)}</p></sec>"
-        for label, text in zip(labels, contexts, strict=True)
-    )
-    return f"""<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE article PUBLIC "-//NLM//DTD JATS (Z39.96) Journal Archiving and Interchange DTD v1.3 20210610//EN"
-  "JATS-archivearticle1-3.dtd">
-<article xmlns:xlink="http://www.w3.org/1999/xlink" xmlns:mml="http://www.w3.org/1998/Math/MathML"
-         article-type="research-article">
-  <front><article-meta>
-    <article-id pub-id-type="pmid">{PMID}</article-id>
-    <article-id pub-id-type="pmc">3123456</article-id>
-    <article-id pub-id-type="doi">10.1000/example.{PMID}</article-id>
-    <title-group><article-title>{escape(str(record["QUESTION"]))}</article-title></title-group>
-    <abstract><p>{escape(str(record["LONG_ANSWER"]))}</p></abstract>
-  </article-meta></front>
-  <body>{sections}{body_extra}</body>
-  <back>{back}</back>
-</article>""".encode()
+    return jats_article(record, body_extra=body_extra, back=back)
 
 
 def test_sections_keep_their_titles_and_order_and_the_identifiers_are_recognised(record):

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 
 from django.contrib.auth.models import User
@@ -22,6 +23,7 @@ from django.utils import timezone
 from indexer.sentences import split_sentences
 from webapp.corpus.models import Article
 from webapp.deepcheck.models import DeepCheck
+from webapp.library.models import Document, DocumentFile, Passage
 from webapp.qa.models import AnswerSentence, CitationVerdict, FollowUpDraft, Question, RetrievedDocument
 from webapp.qa.services.admission import question_create
 from webapp.watch.models import Notification, Recheck
@@ -358,3 +360,24 @@ def deep_check_stored(*, question: Question, status: str = DeepCheck.Status.DONE
         tree=tree,
         models_used={"extractor": "qwen-test", "verifier": "cross-encoder-test", "evidence": "tagger-test"},
     )
+
+
+def library_document(*, owner: User, title: str = "A paper of my own") -> Document:
+    """A stored PDF document with two passages, made without the reader (tests of access, not of reading)."""
+    document = Document.objects.create(
+        owner=owner,
+        kind=Document.Kind.PDF,
+        filename="mine.pdf",
+        sha256=hashlib.sha256(f"{owner.pk}:{title}".encode()).hexdigest(),
+        byte_size=8,
+        pages=2,
+        title=title,
+    )
+    DocumentFile.objects.create(document=document, data=b"%PDF-1.7")
+    Passage.objects.bulk_create(
+        [
+            Passage(document=document, ordinal=0, section="Results", page=1, text="Private finding one."),
+            Passage(document=document, ordinal=1, section="Results", page=2, text="Private finding two."),
+        ]
+    )
+    return document

@@ -18,7 +18,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from tests.webapp.factories import answer_with_three_verdicts, follow_up_draft
+from tests.webapp.factories import answer_with_three_verdicts, follow_up_draft, library_document
 from webapp.accounts.roles import ADMIN, RESEARCHER, REVIEWER, user_assign_role
 from webapp.corpus.models import IndexJob
 from webapp.qa.sharing import question_share
@@ -57,6 +57,8 @@ API_READ: Final = _get(401, 200, 200, 200)
 # Questions: the owner and reviewers/admins read them; another researcher is told it does not exist.
 OWN_QUESTION: Final = _get(LOGIN, 200, 200, 200)
 OTHERS_QUESTION: Final = _get(LOGIN, 404, 200, 200, variant="other")
+# A library document: its owner's alone, even to reviewers and admins.
+OWN_DOCUMENT: Final = [_get(LOGIN, 200, 404, 404), _get(LOGIN, 404, 404, 404, variant="other")]
 # Only the owner shares or revokes a link.
 OWNER_ONLY_POSTS: Final = [_post(LOGIN, 302, 404, 404), _post(LOGIN, 404, 404, 404, variant="other")]
 
@@ -101,6 +103,10 @@ EXPECTED: Final[dict[str, list[Case]]] = {
     "api/v1/notifications": [API_READ],  # each caller's own
     "api/v1/notifications/read": [_post(401, 200, 200, 200)],
     "api/v1/articles/<str:pmid>": [API_READ],
+    # A researcher's library is theirs alone: reviewers and admins are told a document does not exist, as a stranger
+    # is (an empty upload is 400 in the API, a message on the page).
+    "api/v1/documents": [API_READ, _post(401, 400, 400, 400)],
+    "api/v1/documents/<int:document_id>": [_get(401, 200, 404, 404), _get(401, 404, 404, 404, variant="other")],
     "api/v1/flags": [API_READ, _post(401, 400, 400, 400)],
     "api/v1/flags/<int:flag_id>": [API_READ, _get(401, 404, 200, 200, variant="other")],
     "api/schema/": [PUBLIC_PAGE],  # the schema and its docs hold no data
@@ -168,6 +174,11 @@ EXPECTED: Final[dict[str, list[Case]]] = {
         _post(LOGIN, 403, 400, 400),
         _post(LOGIN, 404, 400, 400, variant="other"),
     ],
+    "library/": [RESEARCHER_PAGE],
+    "library/upload": [_post(LOGIN, 302, 302, 302)],
+    "library/<int:document_id>/": OWN_DOCUMENT,
+    "library/<int:document_id>/file": OWN_DOCUMENT,
+    "library/<int:document_id>/delete": [_post(LOGIN, 302, 404, 404), _post(LOGIN, 404, 404, 404, variant="other")],
     "notifications/": [RESEARCHER_PAGE],
     "notifications/read": [_post(LOGIN, 302, 302, 302)],
     "questions/<int:question_id>/share": OWNER_ONLY_POSTS,
@@ -226,14 +237,22 @@ def rows(role_users: dict[str, User]) -> Rows:
     token = question_share(question_id=theirs.pk).share_token or ""
     common = {"pmid": "111", "job_id": str(job.pk), "token": token}
     own_draft, their_draft = follow_up_draft(parent=own), follow_up_draft(parent=theirs)
+    own_document, their_document = library_document(owner=role_users[RESEARCHER]), library_document(owner=other)
     return Rows(
         params={
-            "own": {**common, "question_id": str(own.pk), "flag_id": str(own_flag.pk), "draft_id": str(own_draft.pk)},
+            "own": {
+                **common,
+                "question_id": str(own.pk),
+                "flag_id": str(own_flag.pk),
+                "draft_id": str(own_draft.pk),
+                "document_id": str(own_document.pk),
+            },
             "other": {
                 **common,
                 "question_id": str(theirs.pk),
                 "flag_id": str(their_flag.pk),
                 "draft_id": str(their_draft.pk),
+                "document_id": str(their_document.pk),
             },
         }
     )

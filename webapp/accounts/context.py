@@ -13,6 +13,7 @@ from webapp.accounts.roles import ADMIN, RESEARCHER, REVIEWER, user_roles
 NAVIGATION = (
     ("Ask", "ask", RESEARCHER),
     ("History", "history", RESEARCHER),
+    ("Library", "library", RESEARCHER),
     ("Review queue", "review-queue", REVIEWER),
     ("Index", "index-status", ADMIN),
     ("Admin", "admin:index", ADMIN),

@@ -75,6 +75,14 @@ LINKS: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {
         ),
         "StopDeepCheck": _link("questions_deep_check_stop_create", "Stop it.", question_id="$request.path.question_id"),
     },
+    ("/api/v1/documents", "post", "201"): {
+        "GetDocument": _link(
+            "documents_retrieve",
+            "The first file's document, with its passages.",
+            document_id="$response.body#/results/0/document/id",
+        ),
+        "DeleteDocument": _link("documents_destroy", "Delete it.", document_id="$response.body#/results/0/document/id"),
+    },
     ("/api/v1/flags", "post", "201"): {
         "GetFlag": _link("flags_retrieve", "The flag as stored.", flag_id="$response.body#/id"),
     },

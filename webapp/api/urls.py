@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.urls import URLPattern, URLResolver, path
 from drf_spectacular.views import SpectacularAPIView
 
-from webapp.api import deep_check_views, docs, views, watch_views
+from webapp.api import deep_check_views, docs, library_views, views, watch_views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("v1/auth/token", views.TokenView.as_view(), name="api-token"),
@@ -31,6 +31,8 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("v1/notifications", watch_views.NotificationListView.as_view(), name="api-notifications"),
     path("v1/notifications/read", watch_views.NotificationsReadView.as_view(), name="api-notifications-read"),
     path("v1/articles/<str:pmid>", views.ArticleDetailView.as_view(), name="api-article"),
+    path("v1/documents", library_views.DocumentListView.as_view(), name="api-documents"),
+    path("v1/documents/<int:document_id>", library_views.DocumentDetailView.as_view(), name="api-document"),
     path("v1/flags", views.FlagListView.as_view(), name="api-flags"),
     path("v1/flags/<int:flag_id>", views.FlagDetailView.as_view(), name="api-flag"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -1,0 +1,70 @@
+"""An uploaded paper cut into passages: the pieces search returns and answers cite, each in one section, with its page.
+
+A passage never spans two sections (a Methods sentence read as a Result would mislead the verifier) and holds whole
+sentences up to a word budget, so that a cited passage is short enough to judge and a long paragraph is not one
+unwieldy hit. It carries the page it starts on: the citation `DOC:<id>:p<page>` and the viewer open at that page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import groupby
+
+from indexer.chunking import split_for_chunks
+from indexer.full_text import FullText, Paragraph
+
+# About a third of a two-column page: the size of the PubMed abstracts the models were trained on (~200 words), a
+# little less so that a passage and its neighbours still fit the verifier's window.
+PASSAGE_WORDS = 160
+
+
+@dataclass(frozen=True)
+class Passage:
+    ordinal: int  # 0-based, in reading order across the document
+    section: str
+    page: int | None  # None for a format without pages (JATS)
+    text: str
+
+
+def passages_of(article: FullText, *, max_words: int = PASSAGE_WORDS) -> list[Passage]:
+    """The abstract (as its own section), then the body's paragraphs, packed into passages section by section."""
+    paragraphs: list[Paragraph] = []
+    if article.abstract and not _body_opens_with_abstract(article):
+        first_page = 1 if article.pages else None
+        paragraphs.append(Paragraph(section="Abstract", text=article.abstract, page=first_page))
+    paragraphs += article.paragraphs
+    texts = (
+        (section, piece)
+        for section, run in groupby(paragraphs, key=lambda paragraph: paragraph.section)
+        for piece in _packed(run, max_words=max_words)
+    )
+    return [
+        Passage(ordinal=ordinal, section=section, page=page, text=text)
+        for ordinal, (section, (page, text)) in enumerate(texts)
+    ]
+
+
+def _body_opens_with_abstract(article: FullText) -> bool:
+    """A PDF's reader finds the abstract as the first section of the body; adding it again would index it twice."""
+    return bool(article.paragraphs) and article.paragraphs[0].section.split(" > ")[0].lower() == "abstract"
+
+
+def _packed(paragraphs: Iterable[Paragraph], *, max_words: int) -> Iterator[tuple[int | None, str]]:
+    """Sentences of consecutive paragraphs of one section packed while they fit `max_words`; a longer sentence stands
+    alone, whole. Each passage carries the page of its first sentence."""
+    current: list[str] = []
+    words = 0
+    page: int | None = None
+    for paragraph in paragraphs:
+        for sentence in split_for_chunks(" ".join(paragraph.text.split())):
+            length = len(sentence.split())
+            if current and words + length > max_words:
+                yield page, " ".join(current)
+                current, words = [], 0
+            if not current:
+                page = paragraph.page
+            current.append(sentence)
+            words += length
+    if current:
+        yield page, " ".join(current)

@@ -1,0 +1,29 @@
+"""Reads of a researcher's library."""
+
+from __future__ import annotations
+
+from django.db.models import Count, QuerySet, Sum
+
+from webapp.accounts.roles import AnyUser
+from webapp.library.models import Document, DocumentFile, Passage
+
+
+def documents_of(*, user: AnyUser) -> QuerySet[Document]:
+    """The user's own documents, newest first, each with its passage count."""
+    if user.pk is None:
+        return Document.objects.none()
+    return Document.objects.filter(owner__pk=user.pk).annotate(passage_count=Count("passages"))
+
+
+def library_usage(*, user: AnyUser) -> tuple[int, int]:
+    """How many documents the user's library holds and their files' bytes together, for the limits line."""
+    held = Document.objects.filter(owner__pk=user.pk)
+    return held.count(), held.aggregate(size=Sum("byte_size"))["size"] or 0
+
+
+def passages_of_document(*, document: Document) -> QuerySet[Passage]:
+    return Passage.objects.filter(document=document).order_by("ordinal")
+
+
+def document_bytes(*, document: Document) -> bytes:
+    return bytes(DocumentFile.objects.get(document=document).data)

@@ -1,0 +1,121 @@
+"""Adding a paper to a researcher's library and taking it out again.
+
+A file is read and cut into passages before anything is stored, and the document, its file and its passages are
+stored in one transaction: a refused or failed upload leaves no trace. The owner's row is locked while the limits
+are checked, so two uploads at once cannot both slip under them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Sum
+
+from indexer.full_text import FullTextError
+from indexer.full_text_files import read_full_text
+from indexer.library_passages import passages_of
+from webapp.corpus.models import Article
+from webapp.library.models import Document, DocumentFile, Passage
+
+
+class DocumentRefusedError(Exception):
+    """An upload refused, with the reason for the uploader and the HTTP status that says what kind of refusal."""
+
+    def __init__(self, message: str, *, http_status: int = 400) -> None:
+        super().__init__(message)
+        self.http_status = http_status
+
+
+@dataclass(frozen=True)
+class Upload:
+    document: Document
+    created: bool  # False: the owner had uploaded these very bytes before, and that document is returned
+
+
+def document_upload(*, owner: AbstractBaseUser, filename: str, data: bytes) -> Upload:
+    limits = settings.VERIMED.limits
+    if len(data) > limits.library_file_max_bytes:
+        raise DocumentRefusedError(
+            f"{filename}: the file is {size_in_words(len(data))}; a paper may be at most {size_in_words(limits.library_file_max_bytes)}",
+            http_status=413,
+        )
+    digest = hashlib.sha256(data).hexdigest()
+    known = Document.objects.filter(owner=owner, sha256=digest).first()
+    if known is not None:
+        return Upload(document=known, created=False)
+    try:
+        read = read_full_text(data, max_bytes=limits.library_file_max_bytes, max_pages=limits.library_max_pages)
+    except FullTextError as exc:
+        raise DocumentRefusedError(f"{filename}: {exc}") from None
+    passages = passages_of(read.article)
+    if not passages:
+        raise DocumentRefusedError(f"{filename}: no text could be read from it")
+    article = read.article
+    with transaction.atomic():
+        get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+        known = Document.objects.filter(owner=owner, sha256=digest).first()  # the same file, uploaded meanwhile
+        if known is not None:
+            return Upload(document=known, created=False)
+        _check_room(owner=owner, adding=len(data))
+        document = Document.objects.create(
+            owner=owner,
+            kind=read.kind,
+            filename=_clean_filename(filename),
+            sha256=digest,
+            byte_size=len(data),
+            pages=article.pages,
+            title=article.title[:2000],
+            doi=(article.doi or "")[:256],
+            pmid=(article.pmid or "")[:32],
+            pmcid=(article.pmcid or "")[:32],
+            article=Article.objects.filter(pmid=article.pmid).first() if article.pmid else None,
+        )
+        DocumentFile.objects.create(document=document, data=data)
+        Passage.objects.bulk_create(
+            Passage(
+                document=document,
+                ordinal=passage.ordinal,
+                section=passage.section[:512],
+                page=passage.page,
+                text=passage.text,
+            )
+            for passage in passages
+        )
+    return Upload(document=document, created=True)
+
+
+def document_delete(*, document: Document) -> None:
+    """The document, its file and every passage, together."""
+    document.delete()
+
+
+def _check_room(*, owner: AbstractBaseUser, adding: int) -> None:
+    limits = settings.VERIMED.limits
+    held = Document.objects.filter(owner=owner)
+    count, size = held.count(), held.aggregate(size=Sum("byte_size"))["size"] or 0
+    if limits.library_max_documents and count >= limits.library_max_documents:
+        raise DocumentRefusedError(
+            f"your library holds {count} documents, the most it may; delete some to add more", http_status=403
+        )
+    if limits.library_max_bytes and size + adding > limits.library_max_bytes:
+        raise DocumentRefusedError(
+            f"your library holds {size_in_words(size)} of files; this one would take it past the limit of "
+            f"{size_in_words(limits.library_max_bytes)}: delete some to add more",
+            http_status=403,
+        )
+
+
+def _clean_filename(name: str) -> str:
+    """The last part of the name the browser sent, without control characters, at most 255 characters."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    return "".join(character for character in base if character.isprintable())[:255] or "unnamed"
+
+
+def size_in_words(size: int) -> str:
+    """Bytes below a MiB (a limit set low, a small file), MiB above, where a decimal place is enough."""
+    return f"{size:,} bytes" if size < 1024 * 1024 else f"{size / (1024 * 1024):.1f} MiB"

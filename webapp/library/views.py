@@ -1,0 +1,99 @@
+"""The library pages: the list with its upload form, a document's passages, its file, its deletion. Parse, check who
+asks, call a service or selector, render."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from webapp.accounts.roles import RESEARCHER, role_required
+from webapp.library import selectors, services
+from webapp.library.access import document_or_404
+from webapp.library.models import Document
+from webapp.library.uploads import UploadOutcome, uploads_from
+
+_FILE_TYPES = {Document.Kind.PDF: "application/pdf", Document.Kind.JATS: "application/xml"}
+
+
+@require_GET
+@role_required(RESEARCHER)
+def library(request: HttpRequest) -> HttpResponse:
+    count, size = selectors.library_usage(user=request.user)
+    context = {
+        "documents": selectors.documents_of(user=request.user),
+        "usage": {"count": count, "bytes": size},
+        "limits": settings.VERIMED.limits,
+    }
+    return render(request, "library/library.html", context)
+
+
+@require_POST
+@role_required(RESEARCHER)
+def library_upload(request: HttpRequest) -> HttpResponse:
+    """One file or many (`file`). The page's script sends each file alone and asks for JSON, to show a progress bar
+    per file; without the script the form posts them all and comes back to the list with a message for each."""
+    outcomes = uploads_from(owner=request.user, files=request.FILES.getlist("file"))
+    if "application/json" in request.headers.get("Accept", ""):
+        return _json_outcomes(outcomes)
+    if not outcomes:
+        messages.error(request, "Choose a PDF or JATS XML file to upload.")
+    for outcome in outcomes:
+        if outcome.refusal is not None:
+            messages.error(request, outcome.refusal)
+        elif outcome.created:
+            messages.success(request, f"{outcome.filename}: added to your library.")
+        else:
+            messages.info(request, f"{outcome.filename}: already in your library.")
+    return redirect("library")
+
+
+def _json_outcomes(outcomes: list[UploadOutcome]) -> JsonResponse:
+    results = [
+        {
+            "filename": outcome.filename,
+            "outcome": outcome.label,
+            "detail": outcome.refusal,
+            "url": reverse("library-document", args=[outcome.document.pk]) if outcome.document else None,
+        }
+        for outcome in outcomes
+    ]
+    if not outcomes:
+        return JsonResponse({"detail": "No file was sent (the form field is `file`).", "results": []}, status=400)
+    status = outcomes[0].http_status if len(outcomes) == 1 else 200
+    return JsonResponse({"results": results}, status=status)
+
+
+@require_GET
+@role_required(RESEARCHER)
+def library_document(request: HttpRequest, document_id: int) -> HttpResponse:
+    document = document_or_404(user=request.user, document_id=document_id)
+    context = {"document": document, "passages": selectors.passages_of_document(document=document)}
+    return render(request, "library/document.html", context)
+
+
+@require_GET
+@role_required(RESEARCHER)
+def library_document_file(request: HttpRequest, document_id: int) -> HttpResponse:
+    """The file as uploaded. It is the uploader's own, but still untrusted: never rendered by the site's origin with
+    scripting (a sandboxing CSP, no sniffing), and XML only as a download, since a browser runs script in XHTML."""
+    document = document_or_404(user=request.user, document_id=document_id)
+    response = HttpResponse(selectors.document_bytes(document=document), content_type=_FILE_TYPES[document.kind])
+    disposition = "inline" if document.kind == Document.Kind.PDF else "attachment"
+    response["Content-Disposition"] = f'{disposition}; filename="document-{document.pk}.{document.kind}"'
+    response["Content-Security-Policy"] = "sandbox"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+@require_POST
+@role_required(RESEARCHER)
+def library_document_delete(request: HttpRequest, document_id: int) -> HttpResponse:
+    document = document_or_404(user=request.user, document_id=document_id)
+    name = document.filename
+    services.document_delete(document=document)
+    messages.success(request, f"{name}: deleted, with every passage read from it.")
+    return redirect("library")
