@@ -42,6 +42,7 @@ class Facets:
     journal: str = ""
     publication_types: tuple[str, ...] = ()
     mesh: tuple[str, ...] = ()  # descriptor names
+    owner: str = ""  # the library owner of a researcher's own passage (ArticleRecord.owner); empty: public
 
     @classmethod
     def of(cls, record: ArticleRecord) -> Facets:
@@ -50,6 +51,7 @@ class Facets:
             journal=record.journal,
             publication_types=record.publication_types,
             mesh=tuple(heading.descriptor for heading in record.mesh),
+            owner=record.owner,
         )
 
 
@@ -59,6 +61,8 @@ class SearchFilters:
 
     Kinds combine with AND; the values of one kind with OR. A year bound excludes articles without a year.
     Journal, publication type and MeSH values match exactly (case-sensitive), as PubMed spells them.
+    `owner` admits only that researcher's own passages: a library index is always searched with it, and an owned
+    document is admitted by no other filter (the reference semantics below; adapters refuse the other cases).
     """
 
     year_from: int | None = None
@@ -66,11 +70,13 @@ class SearchFilters:
     journals: tuple[str, ...] = ()
     publication_types: tuple[str, ...] = ()
     mesh: tuple[str, ...] = ()
+    owner: str = ""
 
     @property
     def empty(self) -> bool:
         return (
-            self.year_from is None
+            not self.owner
+            and self.year_from is None
             and self.year_to is None
             and not self.journals
             and not self.publication_types
@@ -79,6 +85,8 @@ class SearchFilters:
 
     def admits(self, facets: Facets) -> bool:
         """The reference semantics every adapter must reproduce (the contract suites compare against it)."""
+        if facets.owner != self.owner:
+            return False
         if self.year_from is not None or self.year_to is not None:
             if facets.year is None:
                 return False
@@ -201,6 +209,7 @@ AbstractLookup = Callable[[Sequence[str]], Mapping[str, tuple[str, str]]]
 @dataclass(frozen=True)
 class LexicalOptions:
     backend: str
+    owned: bool = False  # a library index: every document has an owner and every search names one
     folder: Path | None = None  # tantivy: the index's own folder
     url: str = ""  # opensearch: the cluster
     index: str = ""  # opensearch: the index name
@@ -213,6 +222,7 @@ class LexicalOptions:
 class VectorOptions:
     backend: str
     dimension: int
+    owned: bool = False  # a library index: every chunk has an owner and every search names one
     folder: Path | None = None  # qdrant_edge: the shard's own folder
     url: str = ""  # qdrant: a server URL, or a folder or ":memory:" for qdrant-client's local mode
     collection: str = ""

@@ -13,6 +13,7 @@ from opensearchpy.exceptions import RequestError, TransportError
 
 from indexer.base import NO_FILTERS, Facets, Hit, LexicalOptions, SearchFilters
 from indexer.errors import BackendUnavailableError, IndexerError
+from indexer.ownership import check_owners, check_search
 from indexer.records import ArticleRecord
 from indexer.stopwords import query_terms
 
@@ -55,6 +56,8 @@ _MAPPINGS: dict[str, Any] = {
         "publication_types": {"type": "keyword"},
         "mesh": {"type": "keyword"},
         "authors": {"type": "text"},
+        # A library index's documents only (an index made before libraries lacks it and never receives one).
+        "owner": {"type": "keyword"},
     },
 }
 
@@ -85,6 +88,8 @@ def _source(record: ArticleRecord) -> dict[str, Any]:
     if facets.year is not None:
         source["year"] = facets.year
         source["pubdate"] = f"{facets.year:04d}"
+    if facets.owner:
+        source["owner"] = facets.owner
     return source
 
 
@@ -98,6 +103,7 @@ def _filter_clauses(filters: SearchFilters) -> list[dict[str, Any]]:
         ("journal", filters.journals),
         ("publication_types", filters.publication_types),
         ("mesh", filters.mesh),
+        ("owner", (filters.owner,) if filters.owner else ()),
     ):
         if values:
             clauses.append({"terms": {field: list(values)}})
@@ -107,9 +113,12 @@ def _filter_clauses(filters: SearchFilters) -> list[dict[str, Any]]:
 class OpenSearchIndex:
     """BM25 over title (boosted) and title + abstract in one OpenSearch index, created with our mapping if missing."""
 
-    def __init__(self, hosts: str, index: str, *, title_boost: float = 2.0, timeout: float = 30.0) -> None:
+    def __init__(
+        self, hosts: str, index: str, *, title_boost: float = 2.0, timeout: float = 30.0, owned: bool = False
+    ) -> None:
         self.url = hosts
         self.index = index
+        self.owned = owned
         self.title_boost = title_boost
         self.timeout = timeout
         self._client: OpenSearch | None = None
@@ -117,7 +126,7 @@ class OpenSearchIndex:
 
     @classmethod
     def from_options(cls, options: LexicalOptions) -> OpenSearchIndex:
-        return cls(options.url, options.index)
+        return cls(options.url, options.index, owned=options.owned)
 
     def warm_up(self) -> None:
         self._ensure_index()
@@ -164,6 +173,7 @@ class OpenSearchIndex:
     def add(self, records: Sequence[ArticleRecord]) -> None:
         if not records:
             return
+        check_owners((record.owner for record in records), owned=self.owned)
         client = self._ensure_index()
         # `_id` = PMID, so a PMID indexed again (or twice in one batch) replaces its document instead of adding one.
         actions = ({"_index": self.index, "_id": record.pmid, "_source": _source(record)} for record in records)
@@ -210,7 +220,7 @@ class OpenSearchIndex:
         expansion: Mapping[str, float] | None = None,
     ) -> list[Hit]:
         terms = query_terms(query)
-        if not terms or limit <= 0:
+        if not check_search(filters, owned=self.owned) or not terms or limit <= 0:
             return []
         client = self._ensure_index()
         body = {"query": self._query(terms, filters, expansion or {}), "size": limit, "_source": False}

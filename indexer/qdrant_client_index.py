@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from indexer.base import NO_FILTERS, Chunk, Hit, SearchFilters, VectorOptions, Vectors, best_per_pmid
 from indexer.errors import BackendUnavailableError
+from indexer.ownership import check_owners, check_search
 from indexer.qdrant_points import (
     DEFAULT_CHUNKS_PER_ARTICLE,
     PAYLOAD_INDEXES,
@@ -47,7 +48,9 @@ class QdrantClientIndex:
         oversampling: float = 2.0,
         hnsw_ef: int = 128,
         chunks_per_article: int = DEFAULT_CHUNKS_PER_ARTICLE,
+        owned: bool = False,
     ) -> None:
+        self.owned = owned
         self.location = location
         self.collection = collection
         self.dimension = dimension
@@ -60,7 +63,9 @@ class QdrantClientIndex:
 
     @classmethod
     def from_options(cls, options: VectorOptions) -> QdrantClientIndex:
-        return cls(options.url, options.collection, dimension=options.dimension, api_key=options.api_key)
+        return cls(
+            options.url, options.collection, dimension=options.dimension, api_key=options.api_key, owned=options.owned
+        )
 
     @property
     def remote(self) -> bool:
@@ -159,6 +164,7 @@ class QdrantClientIndex:
 
         if len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        check_owners((chunk.facets.owner for chunk in chunks), owned=self.owned)
         client = self._open()
         with self._unavailable_as_backend_error():
             for start in range(0, len(chunks), UPSERT_BATCH):
@@ -186,6 +192,8 @@ class QdrantClientIndex:
             client.delete(self.collection, points_selector=selector, wait=True)
 
     def search(self, vector: Vectors, *, limit: int, filters: SearchFilters = NO_FILTERS) -> list[Hit]:
+        if not check_search(filters, owned=self.owned):
+            return []
         from qdrant_client import models
 
         client = self._open()

@@ -11,6 +11,7 @@ from typing import IO, TYPE_CHECKING
 
 from indexer.base import NO_FILTERS, Chunk, Hit, SearchFilters, VectorOptions, Vectors, best_per_pmid
 from indexer.errors import BackendUnavailableError
+from indexer.ownership import check_owners, check_search
 from indexer.qdrant_points import (
     DEFAULT_CHUNKS_PER_ARTICLE,
     PAYLOAD_INDEXES,
@@ -46,7 +47,9 @@ class QdrantEdgeIndex:
         oversampling: float = 2.0,
         quantize: bool = True,
         chunks_per_article: int = DEFAULT_CHUNKS_PER_ARTICLE,
+        owned: bool = False,
     ) -> None:
+        self.owned = owned
         self.path = path
         self.dimension = dimension
         self.hnsw_ef = hnsw_ef
@@ -58,7 +61,7 @@ class QdrantEdgeIndex:
 
     @classmethod
     def from_options(cls, options: VectorOptions) -> QdrantEdgeIndex:
-        return cls(options.required_folder(), dimension=options.dimension)
+        return cls(options.required_folder(), dimension=options.dimension, owned=options.owned)
 
     def warm_up(self) -> None:
         self._open()
@@ -170,6 +173,7 @@ class QdrantEdgeIndex:
 
         if len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        check_owners((chunk.facets.owner for chunk in chunks), owned=self.owned)
         shard = self._open()
         for start in range(0, len(chunks), UPSERT_BATCH):
             points = [
@@ -196,6 +200,8 @@ class QdrantEdgeIndex:
         shard.flush()
 
     def search(self, vector: Vectors, *, limit: int, filters: SearchFilters = NO_FILTERS) -> list[Hit]:
+        if not check_search(filters, owned=self.owned):
+            return []
         # Several chunks of one article may crowd the nearest points: fetch enough chunks for `limit` articles.
         points = self.nearest_points(vector, limit=limit * self.chunks_per_article, filters=filters)
         return best_per_pmid((Hit(pmid=pmid, score=score) for pmid, score in points), limit=limit)

@@ -27,6 +27,9 @@ PAYLOAD_INDEXES: dict[str, Literal["keyword", "integer"]] = {
     "publication_types": "keyword",
     "mesh": "keyword",
     "year": "integer",
+    # Library shards only (no PubMed point carries it); a shard made before libraries lacks the index and never
+    # needs it, so the shard schema version stays.
+    "owner": "keyword",
 }
 
 
@@ -42,7 +45,7 @@ def point_id(pmid: str, index: int) -> str:
 def payload(chunk: Chunk) -> dict[str, Any]:
     """The payload stored with a chunk's vector: its article and the facets searches filter on."""
     facets = chunk.facets
-    return {
+    stored: dict[str, Any] = {
         "pmid": chunk.pmid,
         "chunk": chunk.index,
         "year": facets.year,  # null when unknown: a range condition never matches null, as `admits` requires
@@ -50,6 +53,9 @@ def payload(chunk: Chunk) -> dict[str, Any]:
         "publication_types": list(facets.publication_types),
         "mesh": list(facets.mesh),
     }
+    if facets.owner:
+        stored["owner"] = facets.owner
+    return stored
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,8 @@ def filter_conditions(filters: SearchFilters) -> list[Condition]:
         conditions.append(AnyOf("publication_types", filters.publication_types))
     if filters.mesh:
         conditions.append(AnyOf("mesh", filters.mesh))
+    if filters.owner:
+        conditions.append(AnyOf("owner", (filters.owner,)))
     return conditions
 
 

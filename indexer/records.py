@@ -91,6 +91,9 @@ class ArticleRecord:
     doi: str = ""
     pmc: str = ""
     corrections: tuple[Correction, ...] = ()
+    # The researcher whose library holds it (a passage of a paper they uploaded); empty for PubMed and every other
+    # public corpus. Owned records live in the library's own indexes, searched only with their owner's filter.
+    owner: str = ""
 
     @property
     def text(self) -> str:

@@ -11,14 +11,17 @@ import tantivy
 
 from indexer.base import NO_FILTERS, Facets, Hit, LexicalOptions, SearchFilters
 from indexer.errors import BackendUnavailableError
+from indexer.ownership import check_owners, check_search
 from indexer.records import ArticleRecord
 from indexer.stopwords import query_terms
 
 _WRITER_HEAP_BYTES = 128 * 1024 * 1024
 
 
-def _schema() -> tantivy.Schema:
-    """The fields every index at a path must have; an index built with any other schema is refused on open."""
+def _schema(*, owned: bool = False) -> tantivy.Schema:
+    """The fields every index at a path must have; an index built with any other schema is refused on open. A
+    library index has an owner field besides; the PubMed index has none, so indexes built before libraries existed
+    open unchanged."""
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("pmid", stored=True, tokenizer_name="raw")
     builder.add_text_field("title", stored=False, tokenizer_name="en_stem")
@@ -28,6 +31,8 @@ def _schema() -> tantivy.Schema:
         # Facets match whole: the raw tokenizer keeps "Journal Article" one case-sensitive term, as PubMed spells it,
         # and "basic" indexing skips the positions and frequencies that filters never read.
         builder.add_text_field(keyword, stored=False, tokenizer_name="raw", index_option="basic")
+    if owned:
+        builder.add_text_field("owner", stored=False, tokenizer_name="raw", index_option="basic")
     return builder.build()
 
 
@@ -43,6 +48,8 @@ def _document(record: ArticleRecord) -> tantivy.Document:
         document.add_text("publication_type", publication_type)
     for descriptor in facets.mesh:
         document.add_text("mesh", descriptor)
+    if facets.owner:
+        document.add_text("owner", facets.owner)
     return document
 
 
@@ -59,6 +66,7 @@ def _filter_queries(schema: tantivy.Schema, filters: SearchFilters) -> list[tant
         ("journal", filters.journals),
         ("publication_type", filters.publication_types),
         ("mesh", filters.mesh),
+        ("owner", (filters.owner,) if filters.owner else ()),
     ):
         if values:
             queries.append(tantivy.Query.term_set_query(schema, field, list(values)))
@@ -68,15 +76,16 @@ def _filter_queries(schema: tantivy.Schema, filters: SearchFilters) -> list[tant
 class TantivyIndex:
     """BM25 over title (boosted) and title + abstract; one writer per process, searchers reload on commit."""
 
-    def __init__(self, path: Path, *, title_boost: float = 2.0) -> None:
+    def __init__(self, path: Path, *, title_boost: float = 2.0, owned: bool = False) -> None:
         self.path = path
         self.title_boost = title_boost
+        self.owned = owned
         self._index: tantivy.Index | None = None
         self._lock = threading.Lock()
 
     @classmethod
     def from_options(cls, options: LexicalOptions) -> TantivyIndex:
-        return cls(options.required_folder())
+        return cls(options.required_folder(), owned=options.owned)
 
     def warm_up(self) -> None:
         self._open()
@@ -84,7 +93,7 @@ class TantivyIndex:
     def _open(self) -> tantivy.Index:
         if self._index is None:
             self.path.mkdir(parents=True, exist_ok=True)
-            schema = _schema()
+            schema = _schema(owned=self.owned)
             try:
                 self._refuse_another_schema(schema)
                 self._index = tantivy.Index(schema, path=str(self.path))
@@ -115,6 +124,7 @@ class TantivyIndex:
     def add(self, records: Sequence[ArticleRecord]) -> None:
         if not records:
             return
+        check_owners((record.owner for record in records), owned=self.owned)
         with self._writer() as writer:
             for record in records:
                 # Delete-then-add makes re-ingesting a file idempotent: one document per PMID.
@@ -137,7 +147,7 @@ class TantivyIndex:
         expansion: Mapping[str, float] | None = None,
     ) -> list[Hit]:
         terms = query_terms(query)
-        if not terms:
+        if not check_search(filters, owned=self.owned) or not terms:
             return []
         index = self._open()
         # Expansion words pass through query_terms too (letters and digits only): no syntax reaches the parser but

@@ -16,6 +16,7 @@ from opensearchpy import OpenSearch
 from indexer.adapter_registry import UnknownAdapterError
 from indexer.base import NO_FILTERS, Facets, Hit, LexicalIndex, LexicalOptions, SearchFilters
 from indexer.errors import BackendUnavailableError
+from indexer.ownership import OwnershipError
 from indexer.opensearch_index import OpenSearchIndex
 from indexer.records import ArticleRecord, Author, MeshHeading
 from indexer.registry import build_lexical_index
@@ -93,7 +94,7 @@ FILTERS = {
 
 
 class MakeIndex(Protocol):
-    def __call__(self, *, title_boost: float = 2.0) -> LexicalIndex: ...
+    def __call__(self, *, title_boost: float = 2.0, owned: bool = False) -> LexicalIndex: ...
 
 
 @pytest.fixture(scope="session")
@@ -108,12 +109,12 @@ def make_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MakeI
     url = request.getfixturevalue("opensearch_url") if request.param == "opensearch" else ""
     opened: list[LexicalIndex] = []
 
-    def make(*, title_boost: float = 2.0) -> LexicalIndex:
+    def make(*, title_boost: float = 2.0, owned: bool = False) -> LexicalIndex:
         index: LexicalIndex
         if url:
-            index = OpenSearchIndex(url, fresh_index_name(), title_boost=title_boost)
+            index = OpenSearchIndex(url, fresh_index_name(), title_boost=title_boost, owned=owned)
         else:
-            index = TantivyIndex(tmp_path / f"tantivy-{len(opened)}", title_boost=title_boost)
+            index = TantivyIndex(tmp_path / f"tantivy-{len(opened)}", title_boost=title_boost, owned=owned)
         opened.append(index)
         return index
 
@@ -382,6 +383,48 @@ def test_it_applies_the_filters_of_articles_re_added_with_new_facets(make_index:
     assert index.search("aspirin", limit=10, filters=SearchFilters(journals=("Lancet",))) == []
     assert index.search("aspirin", limit=10, filters=SearchFilters(year_to=2000)) == []
     assert pmids(index.search("aspirin", limit=10, filters=SearchFilters(journals=("BMJ",), year_from=2021))) == ["1"]
+
+
+# Library indexes: every document has an owner and every search names one, filtered inside the search.
+
+
+def test_an_owners_search_finds_only_their_passages_and_the_limit_counts_only_theirs(make_index: MakeIndex) -> None:
+    library = make_index(owned=True)
+    loud = "Cohort. The cohort of the cohort study: a cohort."
+    quiet = "A long report on hospital staffing, budgets, rotas and one small cohort among many other topics."
+    library.add(
+        [
+            *(ArticleRecord(f"DOC:1:{n}", "Cohort cohort", loud, owner="7") for n in range(3)),
+            *(ArticleRecord(f"DOC:2:{n}", "Hospital staffing", quiet, owner="8") for n in range(3)),
+        ]
+    )
+
+    theirs = library.search("cohort", limit=2, filters=SearchFilters(owner="8"))
+    mine = library.search("cohort", limit=10, filters=SearchFilters(owner="7"))
+
+    assert len(theirs) == 2
+    assert set(pmids(theirs)) <= {"DOC:2:0", "DOC:2:1", "DOC:2:2"}
+    assert set(pmids(mine)) == {"DOC:1:0", "DOC:1:1", "DOC:1:2"}
+    assert library.search("cohort", limit=10, filters=SearchFilters(owner="9")) == []
+
+
+def test_a_library_index_refuses_a_search_without_an_owner_and_a_document_without_one(make_index: MakeIndex) -> None:
+    library = make_index(owned=True)
+    library.add([ArticleRecord("DOC:1:0", "Aspirin", "Aspirin for pain.", owner="7")])
+
+    with pytest.raises(OwnershipError):
+        library.search("aspirin", limit=5)
+    with pytest.raises(OwnershipError):
+        library.add([ArticleRecord("DOC:1:1", "Aspirin", "Aspirin for fever.")])
+    assert library.count() == 1
+
+
+def test_a_public_index_refuses_an_owned_document_and_finds_nothing_for_an_owner(index: LexicalIndex) -> None:
+    with pytest.raises(OwnershipError):
+        index.add([ArticleRecord("DOC:1:0", "Warfarin", "Warfarin and stroke.", owner="7")])
+
+    assert index.search("warfarin", limit=5, filters=SearchFilters(owner="7")) == []
+    assert index.count() == len(RECORDS)
 
 
 # OpenSearch only: what the other adapters have no counterpart for

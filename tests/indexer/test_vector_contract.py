@@ -16,6 +16,7 @@ import pytest
 from indexer.adapter_registry import UnknownAdapterError
 from indexer.base import NO_FILTERS, Chunk, Facets, SearchFilters, VectorIndex, VectorOptions, Vectors
 from indexer.errors import BackendUnavailableError
+from indexer.ownership import OwnershipError
 from indexer.qdrant_client_index import QdrantClientIndex
 from indexer.qdrant_edge_index import QdrantEdgeIndex
 from indexer.qdrant_points import payload, point_id
@@ -85,6 +86,18 @@ def open_edge(root: Path) -> VectorIndex:
 
 def open_client_local(root: Path) -> VectorIndex:
     options = VectorOptions(backend="qdrant", dimension=DIMENSION, url=str(root / "qdrant_local"), collection="chunks")
+    return build_vector_index(options)
+
+
+def open_edge_library(root: Path) -> VectorIndex:
+    options = VectorOptions(backend="qdrant_edge", dimension=DIMENSION, folder=root / "library_edge", owned=True)
+    return build_vector_index(options)
+
+
+def open_client_library(root: Path) -> VectorIndex:
+    options = VectorOptions(
+        backend="qdrant", dimension=DIMENSION, url=str(root / "library_local"), collection="library", owned=True
+    )
     return build_vector_index(options)
 
 
@@ -417,3 +430,52 @@ def test_the_registry_refuses_an_unknown_backend_naming_the_known_ones() -> None
 def test_the_embedded_backend_needs_a_folder() -> None:
     with pytest.raises(ValueError, match="qdrant_edge vector backend needs a folder"):
         build_vector_index(VectorOptions(backend="qdrant_edge", dimension=DIMENSION))
+
+
+# Library indexes: every chunk has an owner and every search names one, filtered inside the search.
+
+
+@pytest.fixture(params=[open_edge_library, open_client_library], ids=["qdrant-edge", "qdrant-client-local"])
+def library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorIndex]:
+    index: VectorIndex = request.param(tmp_path)
+    yield index
+    index.close()
+
+
+def test_an_owners_search_finds_only_their_chunks_even_far_from_a_crowd_of_anothers(library: VectorIndex) -> None:
+    # 40 chunks of one owner crowd the query; another's 5 lie anywhere. Filtering the nearest chunks afterwards
+    # would find none of the second owner's; the owner filter inside the search finds their 3 best.
+    query = unit_vectors(1, seed=41)[0]
+    noise = unit_vectors(40, seed=42) * 0.05
+    crowd = (query + noise) / np.linalg.norm(query + noise, axis=1, keepdims=True)
+    theirs = unit_vectors(5, seed=43)
+    chunks = [Chunk(f"DOC:1:{number}", 0, "", Facets(owner="7")) for number in range(40)]
+    chunks += [Chunk(f"DOC:2:{number}", 0, "", Facets(owner="8")) for number in range(5)]
+    library.upsert(chunks, np.vstack([crowd, theirs]).astype(np.float32))
+
+    hits = library.search(query, limit=3, filters=SearchFilters(owner="8"))
+    crowd_hits = library.search(query, limit=50, filters=SearchFilters(owner="7"))
+
+    scores = theirs @ query
+    assert [hit.pmid for hit in hits] == [f"DOC:2:{number}" for number in np.argsort(-scores)[:3]]
+    assert [hit.score for hit in hits] == pytest.approx(sorted(scores.tolist(), reverse=True)[:3], abs=1e-4)
+    assert {hit.pmid for hit in crowd_hits} == {f"DOC:1:{number}" for number in range(40)}
+    assert library.search(query, limit=50, filters=SearchFilters(owner="9")) == []
+
+
+def test_a_library_index_refuses_a_search_without_an_owner_and_a_chunk_without_one(library: VectorIndex) -> None:
+    library.upsert([Chunk("DOC:1:0", 0, "", Facets(owner="7"))], unit_vectors(1, seed=1))
+
+    with pytest.raises(OwnershipError):
+        library.search(unit_vectors(1, seed=2)[0], limit=5)
+    with pytest.raises(OwnershipError):
+        library.upsert([Chunk("DOC:1:1", 0, "")], unit_vectors(1, seed=3))
+    assert library.count() == 1
+
+
+def test_a_public_index_refuses_an_owned_chunk_and_finds_nothing_for_an_owner(index: VectorIndex) -> None:
+    with pytest.raises(OwnershipError):
+        index.upsert([Chunk("DOC:1:0", 0, "", Facets(owner="7"))], unit_vectors(1, seed=1))
+
+    assert index.search(unit_vectors(1, seed=2)[0], limit=5, filters=SearchFilters(owner="7")) == []
+    assert index.count() == len(CORPUS.chunks)
