@@ -291,6 +291,9 @@ CELERY_TASK_ROUTES = {
     "qa.question_verify": {"queue": "verify"},
     "watch.question_recheck": {"queue": "verify"},  # mostly verifier work; its search is a ~100 ms step
     "deepcheck.run": {"queue": "llm"},  # mostly the model's claim extraction, on the server answers are written with
+    # A library document's passages: mostly embedding; its deletion takes them out of the same indexes.
+    "library.document_index": {"queue": "embed"},
+    "library.document_unindex": {"queue": "embed"},
 }
 # Read by `celery beat` only: docker-compose.yml runs one; the embedded profile runs none (sync from /index/jobs/new).
 CELERY_TIMEZONE = "UTC"

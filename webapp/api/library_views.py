@@ -101,8 +101,19 @@ class DocumentDetailView(GenericAPIView):
 
     @extend_schema(
         summary="Delete one of your documents, its file and every passage read from it",
-        responses={204: None, 404: _MISSING},
+        description="It is gone from your library and its searches at once; its passages leave both indexes and "
+        "the database in the background.",
+        responses={
+            204: None,
+            404: _MISSING,
+            503: OpenApiResponse(
+                common.DetailSerializer, description="The task queue is unreachable: nothing was deleted; try again."
+            ),
+        },
     )
     def delete(self, request: Request, document_id: int) -> Response:
-        services.document_delete(document=_own_document(request, document_id))
+        try:
+            services.document_delete(document=_own_document(request, document_id))
+        except services.DocumentRefusedError as exc:
+            return Response({"detail": str(exc)}, status=exc.http_status)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -29,6 +29,11 @@ class Document(models.Model):
     # The PubMed record of the same paper, when the index holds it: shown beside the document rather than copied.
     article = models.ForeignKey(Article, null=True, blank=True, related_name="+", on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Searchable once both legs hold its passages; until then the page says it is waiting (or why it failed).
+    indexed_at = models.DateTimeField(null=True, blank=True)
+    index_error = models.TextField(blank=True)
+    # Set by a deletion: hidden from every page and search at once, removed from both legs, then from the database.
+    deleting = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at", "-pk"]

@@ -12,11 +12,13 @@ def documents_of(*, user: AnyUser) -> QuerySet[Document]:
     """The user's own documents, newest first, each with its passage count."""
     if user.pk is None:
         return Document.objects.none()
-    return Document.objects.filter(owner__pk=user.pk).annotate(passage_count=Count("passages"))
+    return Document.objects.filter(owner__pk=user.pk, deleting=False).annotate(passage_count=Count("passages"))
 
 
 def library_usage(*, user: AnyUser) -> tuple[int, int]:
     """How many documents the user's library holds and their files' bytes together, for the limits line."""
+    if user.pk is None:
+        return 0, 0
     held = Document.objects.filter(owner__pk=user.pk)
     return held.count(), held.aggregate(size=Sum("byte_size"))["size"] or 0
 

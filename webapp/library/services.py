@@ -12,15 +12,16 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Sum
 
 from indexer.full_text import FullTextError
 from indexer.full_text_files import read_full_text
 from indexer.library_passages import passages_of
+from webapp.accounts.roles import AnyUser
 from webapp.corpus.models import Article
 from webapp.library.models import Document, DocumentFile, Passage
+from webapp.task_publishing import task_publish_or_record
 
 
 class DocumentRefusedError(Exception):
@@ -37,17 +38,18 @@ class Upload:
     created: bool  # False: the owner had uploaded these very bytes before, and that document is returned
 
 
-def document_upload(*, owner: AbstractBaseUser, filename: str, data: bytes) -> Upload:
+def document_upload(*, owner: AnyUser, filename: str, data: bytes) -> Upload:
+    owner_pk = _signed_in(owner)
     limits = settings.VERIMED.limits
     if len(data) > limits.library_file_max_bytes:
+        limit = size_in_words(limits.library_file_max_bytes)
         raise DocumentRefusedError(
-            f"{filename}: the file is {size_in_words(len(data))}; a paper may be at most {size_in_words(limits.library_file_max_bytes)}",
-            http_status=413,
+            f"{filename}: the file is {size_in_words(len(data))}; a paper may be at most {limit}", http_status=413
         )
     digest = hashlib.sha256(data).hexdigest()
-    known = Document.objects.filter(owner=owner, sha256=digest).first()
+    known = Document.objects.filter(owner__pk=owner_pk, sha256=digest).first()
     if known is not None:
-        return Upload(document=known, created=False)
+        return _known(known, filename)
     try:
         read = read_full_text(data, max_bytes=limits.library_file_max_bytes, max_pages=limits.library_max_pages)
     except FullTextError as exc:
@@ -57,13 +59,13 @@ def document_upload(*, owner: AbstractBaseUser, filename: str, data: bytes) -> U
         raise DocumentRefusedError(f"{filename}: no text could be read from it")
     article = read.article
     with transaction.atomic():
-        get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
-        known = Document.objects.filter(owner=owner, sha256=digest).first()  # the same file, uploaded meanwhile
+        get_user_model().objects.select_for_update().filter(pk=owner_pk).first()
+        known = Document.objects.filter(owner__pk=owner_pk, sha256=digest).first()  # the same file, uploaded meanwhile
         if known is not None:
-            return Upload(document=known, created=False)
-        _check_room(owner=owner, adding=len(data))
+            return _known(known, filename)
+        _check_room(owner_pk=owner_pk, adding=len(data))
         document = Document.objects.create(
-            owner=owner,
+            owner_id=owner_pk,
             kind=read.kind,
             filename=_clean_filename(filename),
             sha256=digest,
@@ -76,6 +78,7 @@ def document_upload(*, owner: AbstractBaseUser, filename: str, data: bytes) -> U
             article=Article.objects.filter(pmid=article.pmid).first() if article.pmid else None,
         )
         DocumentFile.objects.create(document=document, data=data)
+        transaction.on_commit(lambda: _publish_indexing(document.pk))
         Passage.objects.bulk_create(
             Passage(
                 document=document,
@@ -89,14 +92,65 @@ def document_upload(*, owner: AbstractBaseUser, filename: str, data: bytes) -> U
     return Upload(document=document, created=True)
 
 
+def _signed_in(user: AnyUser) -> int:
+    if user.pk is None:
+        raise DocumentRefusedError("sign in to keep papers in a library", http_status=403)
+    return int(user.pk)
+
+
+def _known(document: Document, filename: str) -> Upload:
+    if document.deleting:
+        raise DocumentRefusedError(
+            f"{filename}: this very file is being deleted from your library; upload it again in a minute",
+            http_status=409,
+        )
+    return Upload(document=document, created=False)
+
+
+def document_index_again(*, document: Document) -> None:
+    """Queue the indexing of a document whose indexing failed or never got queued; harmless when it is indexed."""
+    Document.objects.filter(pk=document.pk).update(index_error="")
+    _publish_indexing(document.pk)
+
+
+def _publish_indexing(document_id: int) -> None:
+    from webapp.library.tasks import document_index_task
+
+    task_publish_or_record(
+        document_index_task.si(document_id),
+        what=f"indexing library document {document_id}",
+        record_unreachable=lambda: _set(document_id, index_error=_QUEUE_DOWN_INDEX),
+    )
+
+
+def _set(document_id: int, **fields: object) -> None:
+    Document.objects.filter(pk=document_id).update(**fields)
+
+
+_QUEUE_DOWN_INDEX = "The task queue was unreachable, so this document is not searchable yet: use “Index again”."
+
+
 def document_delete(*, document: Document) -> None:
-    """The document, its file and every passage, together."""
-    document.delete()
+    """Hide the document at once and queue its removal from both indexes and then the database. When the queue is
+    unreachable nothing changes and the owner is told to try again (DocumentRefusedError, 503)."""
+    from webapp.library.tasks import document_unindex_task
+
+    Document.objects.filter(pk=document.pk).update(deleting=True)
+    queued = task_publish_or_record(
+        document_unindex_task.si(document.pk),
+        what=f"deleting library document {document.pk}",
+        record_unreachable=lambda: _set(document.pk, deleting=False),
+    )
+    if not queued:
+        raise DocumentRefusedError(
+            f"{document.filename}: the task queue is unreachable, so it was not deleted. Please try again shortly.",
+            http_status=503,
+        )
 
 
-def _check_room(*, owner: AbstractBaseUser, adding: int) -> None:
+def _check_room(*, owner_pk: int, adding: int) -> None:
     limits = settings.VERIMED.limits
-    held = Document.objects.filter(owner=owner)
+    held = Document.objects.filter(owner__pk=owner_pk)
     count, size = held.count(), held.aggregate(size=Sum("byte_size"))["size"] or 0
     if limits.library_max_documents and count >= limits.library_max_documents:
         raise DocumentRefusedError(

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.uploadedfile import UploadedFile
 
+from webapp.accounts.roles import AnyUser
 from webapp.library.models import Document
 from webapp.library.services import DocumentRefusedError, document_upload, size_in_words
 
@@ -28,11 +28,11 @@ class UploadOutcome:
         return "added" if self.created else "already in your library"
 
 
-def uploads_from(*, owner: AbstractBaseUser, files: Sequence[UploadedFile]) -> list[UploadOutcome]:
+def uploads_from(*, owner: AnyUser, files: Sequence[UploadedFile]) -> list[UploadOutcome]:
     return [_upload_one(owner=owner, file=file) for file in files]
 
 
-def _upload_one(*, owner: AbstractBaseUser, file: UploadedFile) -> UploadOutcome:
+def _upload_one(*, owner: AnyUser, file: UploadedFile) -> UploadOutcome:
     name = file.name or "unnamed"
     limit = settings.VERIMED.limits.library_file_max_bytes
     try:

@@ -12,4 +12,5 @@ urlpatterns = [
     path("library/<int:document_id>/", views.library_document, name="library-document"),
     path("library/<int:document_id>/file", views.library_document_file, name="library-document-file"),
     path("library/<int:document_id>/delete", views.library_document_delete, name="library-document-delete"),
+    path("library/<int:document_id>/index", views.library_document_index, name="library-document-index"),
 ]

@@ -16,7 +16,7 @@ from webapp.library.access import document_or_404
 from webapp.library.models import Document
 from webapp.library.uploads import UploadOutcome, uploads_from
 
-_FILE_TYPES = {Document.Kind.PDF: "application/pdf", Document.Kind.JATS: "application/xml"}
+_FILE_TYPES: dict[str, str] = {Document.Kind.PDF: "application/pdf", Document.Kind.JATS: "application/xml"}
 
 
 @require_GET
@@ -93,7 +93,20 @@ def library_document_file(request: HttpRequest, document_id: int) -> HttpRespons
 @role_required(RESEARCHER)
 def library_document_delete(request: HttpRequest, document_id: int) -> HttpResponse:
     document = document_or_404(user=request.user, document_id=document_id)
-    name = document.filename
-    services.document_delete(document=document)
-    messages.success(request, f"{name}: deleted, with every passage read from it.")
+    try:
+        services.document_delete(document=document)
+    except services.DocumentRefusedError as exc:  # the task queue is down: nothing changed
+        messages.error(request, str(exc))
+        return redirect("library-document", document_id=document.pk)
+    messages.success(request, f"{document.filename}: deleted, with every passage read from it.")
     return redirect("library")
+
+
+@require_POST
+@role_required(RESEARCHER)
+def library_document_index(request: HttpRequest, document_id: int) -> HttpResponse:
+    """Queue the indexing again, for a document whose indexing failed or was never queued."""
+    document = document_or_404(user=request.user, document_id=document_id)
+    services.document_index_again(document=document)
+    messages.info(request, f"{document.filename}: queued to be indexed; reload the page in a minute.")
+    return redirect("library-document", document_id=document.pk)

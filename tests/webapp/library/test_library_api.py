@@ -81,4 +81,5 @@ def test_the_owner_lists_reads_and_deletes_and_nobody_else_sees_a_thing(role_use
         assert other.delete(f"/api/v1/documents/{document_id}").status_code == 404
     assert owner.delete(f"/api/v1/documents/{document_id}").status_code == 204
     assert owner.get(f"/api/v1/documents/{document_id}").status_code == 404
-    assert not Document.objects.exists()
+    assert owner.get("/api/v1/documents").json()["results"] == []
+    assert Document.objects.get().deleting  # the worker takes it out of the indexes, then the database

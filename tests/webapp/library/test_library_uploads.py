@@ -17,7 +17,7 @@ from django.test import Client
 from tests.indexer.jats_samples import PMID, jats_article, pqal_pmids, pqal_record
 from webapp.corpus.models import Article
 from webapp.library.models import Document, DocumentFile, Passage
-from webapp.library.services import DocumentRefusedError, document_delete, document_upload
+from webapp.library.services import DocumentRefusedError, document_upload
 
 pytestmark = pytest.mark.django_db
 
@@ -158,17 +158,6 @@ def test_the_file_size_and_library_limits_refuse_with_their_own_status(owner, pa
     assert Document.objects.count() == 1
 
 
-def test_deleting_a_document_takes_its_file_and_passages_with_it(owner, paper, data_dir):
-    kept = document_upload(owner=owner, filename="b.xml", data=_other_paper(data_dir)).document
-    document = document_upload(owner=owner, filename="a.xml", data=paper).document
-
-    document_delete(document=document)
-
-    assert list(Document.objects.all()) == [kept]
-    assert set(DocumentFile.objects.values_list("document_id", flat=True)) == {kept.pk}
-    assert set(Passage.objects.values_list("document_id", flat=True)) == {kept.pk}
-
-
 def test_the_page_uploads_many_files_at_once_and_reports_each(researcher_client: Client, owner, paper, data_dir):
     files = [
         SimpleUploadedFile("good.xml", paper, content_type="application/xml"),
@@ -245,4 +234,5 @@ def test_only_the_owner_reaches_a_document_through_any_page(
     assert Document.objects.filter(pk=document.pk).exists()
     assert [researcher_client.get(route).status_code for route in routes] == [200, 200]
     assert researcher_client.post(f"/library/{document.pk}/delete").status_code == 302
-    assert _nothing_stored()
+    assert Document.objects.get(pk=document.pk).deleting  # its removal from the indexes is queued
+    assert [researcher_client.get(route).status_code for route in routes] == [404, 404]

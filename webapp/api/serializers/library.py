@@ -17,6 +17,9 @@ class DocumentSerializer(serializers.ModelSerializer):
     citation = serializers.CharField(
         source="citation_prefix", read_only=True, help_text="How an answer cites it, followed by `:p<page>`."
     )
+    searchable = serializers.SerializerMethodField(
+        help_text="Whether its passages are in the library's indexes yet (indexing runs in the background)."
+    )
     indexed_pmid = serializers.SerializerMethodField(
         help_text="The PMID of the same paper in the PubMed index, when the index holds it; null otherwise."
     )
@@ -35,9 +38,14 @@ class DocumentSerializer(serializers.ModelSerializer):
             "byte_size",
             "sha256",
             "citation",
+            "searchable",
+            "index_error",
             "indexed_pmid",
             "created_at",
         ]
+
+    def get_searchable(self, document: Document) -> bool:
+        return document.indexed_at is not None
 
     def get_indexed_pmid(self, document: Document) -> str | None:
         return document.pmid if document.article_id else None

@@ -1,0 +1,56 @@
+"""Putting a document's passages into the library's two indexes, and taking them out again: the work the library's
+tasks do in the worker, which holds the indexes (webapp/library/engines.py)."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.utils import timezone
+
+from indexer.library_records import library_add, library_remove, passage_index_id, passage_records
+from webapp.corpus.engines import embedder
+from webapp.library.engines import library_lexical_index, library_vector_index
+from webapp.library.models import Document, Passage
+
+logger = logging.getLogger(__name__)
+
+
+def document_index(*, document_id: int) -> None:
+    """Both legs get every passage of the document (idempotent: ids are stable, a second run replaces the first's).
+    A document deleted meanwhile is left alone, or taken out again when the deletion came while this ran."""
+    document = Document.objects.filter(pk=document_id, deleting=False).first()
+    if document is None:
+        return
+    passages = list(Passage.objects.filter(document=document).order_by("ordinal"))
+    records = passage_records(
+        owner=str(document.owner_id), document_id=document.pk, title=document.title, passages=passages
+    )
+    lexical, vectors = library_lexical_index(), library_vector_index()
+    library_add(records, lexical=lexical, vectors=vectors, embedder=embedder())
+    with transaction.atomic():
+        updated = Document.objects.filter(pk=document.pk, deleting=False).update(
+            indexed_at=timezone.now(), index_error=""
+        )
+    if not updated:  # deleted while its passages were being written: the deletion may have run before them
+        library_remove([record.pmid for record in records], lexical=lexical, vectors=vectors)
+
+
+def document_index_failed(*, document_id: int, reason: str) -> None:
+    Document.objects.filter(pk=document_id).update(index_error=reason[:2000])
+
+
+def document_delete_failed(*, document_id: int) -> None:
+    Document.objects.filter(pk=document_id).update(deleting=False)
+
+
+def document_unindex(*, document_id: int) -> None:
+    """Every passage out of both legs, then the document, its file and passages out of the database."""
+    document = Document.objects.filter(pk=document_id).first()
+    if document is None:
+        return
+    ordinals = Passage.objects.filter(document=document).values_list("ordinal", flat=True)
+    ids = [passage_index_id(document.pk, ordinal) for ordinal in ordinals]
+    library_remove(ids, lexical=library_lexical_index(), vectors=library_vector_index())
+    document.delete()
+    logger.info("document %s deleted with its %d passages", document_id, len(ids))
