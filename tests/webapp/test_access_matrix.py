@@ -178,6 +178,7 @@ EXPECTED: Final[dict[str, list[Case]]] = {
     "library/upload": [_post(LOGIN, 302, 302, 302)],
     "library/<int:document_id>/": OWN_DOCUMENT,
     "library/<int:document_id>/file": OWN_DOCUMENT,
+    "library/<int:document_id>/view": OWN_DOCUMENT,
     # Indexing again before deleting: a deleted document is missing at once, to its owner too.
     "library/<int:document_id>/index": [_post(LOGIN, 302, 404, 404), _post(LOGIN, 404, 404, 404, variant="other")],
     "library/<int:document_id>/delete": [_post(LOGIN, 302, 404, 404), _post(LOGIN, 404, 404, 404, variant="other")],

@@ -27,5 +27,11 @@ def passages_of_document(*, document: Document) -> QuerySet[Passage]:
     return Passage.objects.filter(document=document).order_by("ordinal")
 
 
+def passage_of_document(*, document: Document, ordinal: int | None) -> Passage | None:
+    if ordinal is None:
+        return None
+    return Passage.objects.filter(document=document, ordinal=ordinal).first()
+
+
 def document_bytes(*, document: Document) -> bytes:
     return bytes(DocumentFile.objects.get(document=document).data)

@@ -77,6 +77,25 @@ def library_document(request: HttpRequest, document_id: int) -> HttpResponse:
 
 @require_GET
 @role_required(RESEARCHER)
+def library_document_view(request: HttpRequest, document_id: int) -> HttpResponse:
+    """A PDF shown at one page (`page`), with one passage's words highlighted (`passage`, its ordinal): where a
+    citation of the document leads. A JATS document has no pages: its passage is highlighted on the document page."""
+    document = document_or_404(user=request.user, document_id=document_id)
+    passage = selectors.passage_of_document(document=document, ordinal=_number(request.GET.get("passage")))
+    if document.kind != Document.Kind.PDF:
+        anchor = f"#passage-{passage.ordinal}" if passage is not None else ""
+        return redirect(reverse("library-document", args=[document.pk]) + anchor)
+    page = _number(request.GET.get("page")) or (passage.page if passage is not None and passage.page else 1)
+    context = {"document": document, "page": min(max(page, 1), document.pages or 1), "passage": passage}
+    return render(request, "library/viewer.html", context)
+
+
+def _number(value: str | None) -> int | None:
+    return int(value) if value is not None and value.isdigit() and len(value) <= 9 else None
+
+
+@require_GET
+@role_required(RESEARCHER)
 def library_document_file(request: HttpRequest, document_id: int) -> HttpResponse:
     """The file as uploaded. It is the uploader's own, but still untrusted: never rendered by the site's origin with
     scripting (a sandboxing CSP, no sniffing), and XML only as a download, since a browser runs script in XHTML."""
