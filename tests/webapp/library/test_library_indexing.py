@@ -4,10 +4,12 @@ and the database when deleted."""
 
 from __future__ import annotations
 
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 
 from indexer.base import SearchFilters
 from indexer.hybrid import HybridSettings, hybrid_search
@@ -144,3 +146,18 @@ def test_an_upload_the_task_queue_cannot_take_is_kept_and_says_it_is_not_searcha
     assert "not searchable yet" in document.index_error
     page = researcher_client.get(f"/library/{document.pk}/").content.decode()
     assert "Index again" in page
+
+
+@pytest.mark.usefixtures("library_engines")
+def test_the_reindex_command_writes_every_document_into_empty_indexes(role_users, data_dir):
+    owner = role_users["researcher"]
+    paper, record = _paper(data_dir, 3)
+    document = document_upload(owner=owner, filename="a.xml", data=paper).document  # its task never ran
+    assert _search(str(record["QUESTION"]), owner, mode="lexical") == []
+
+    out = StringIO()
+    call_command("library_reindex", stdout=out)
+
+    assert "1 documents indexed" in out.getvalue()
+    assert {found for found, _ in _search(str(record["QUESTION"]), owner, mode="lexical")} == {document.pk}
+    assert {found for found, _ in _search(str(record["QUESTION"]), owner, mode="semantic")} == {document.pk}
