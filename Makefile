@@ -24,9 +24,9 @@ UV := $(BIN)/uv
 INSTALL := $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python --find-links $(WHEEL_CACHE) \
 	$(foreach links,$(PIP_FIND_LINKS),--find-links $(links)) -c requirements.lock
 
-.PHONY: run stop test drills vllm-check test-fast lint typecheck llama-wheel pdfjs chromium lock vllm-lock
+.PHONY: run stop test drills vllm-check test-fast lint typecheck llama-wheel pdfjs tesseract chromium lock vllm-lock
 
-run: $(VENV)/.installed-run $(PDFJS_STAMP)
+run: $(VENV)/.installed-run $(PDFJS_STAMP) tesseract
 	$(BIN)/python manage.py migrate --noinput -v0
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	$(BIN)/python manage.py ensure_admin
@@ -42,7 +42,7 @@ stop:
 # (a profile's e2e stack) stay together on one worker (xdist_group_of in tests/conftest.py); the LLM server is one
 # for the whole session, shared by the workers (tests/session_llm.py).
 TEST_WORKERS ?= 2
-test: $(VENV)/.installed-test $(PDFJS_STAMP) chromium lint typecheck
+test: $(VENV)/.installed-test $(PDFJS_STAMP) tesseract chromium lint typecheck
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests: the suite is missing, failing on purpose"; exit 1; fi; \
 	exit $$status
@@ -142,6 +142,13 @@ $(PDFJS_STAMP):
 	tar -xzf $(NPM_CACHE)/pdfjs-dist-$(PDFJS_VERSION).tgz -C $(PDFJS_DIR) --strip-components=1 \
 		package/LICENSE package/build/pdf.min.mjs package/build/pdf.worker.min.mjs package/web/pdf_viewer.css
 	touch $@
+
+# A scanned PDF (no text layer) uploaded to a library is read by Debian's Tesseract (indexer/pdf_ocr.py); without it,
+# such a file is refused with that reason.
+tesseract:
+	@command -v tesseract >/dev/null || { \
+		echo "installing Debian's tesseract-ocr for scanned PDFs"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null; }
 
 # Browser tests drive Debian's Chromium (never a browser downloaded by Playwright).
 chromium:

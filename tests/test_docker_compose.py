@@ -201,3 +201,15 @@ def test_each_worker_warms_only_the_engines_its_queues_use(compose: dict[str, An
     # The embedded profile's one worker consumes every queue, so it warms everything.
     every_queue = worker_queues(routes=settings.CELERY_TASK_ROUTES, default_queue=settings.CELERY_TASK_DEFAULT_QUEUE)
     assert engines_for_queues(every_queue) == ALL_ENGINES
+
+
+def test_the_image_takes_the_pdfjs_release_the_makefile_serves() -> None:
+    dockerfile = (REPO / "Dockerfile").read_text()
+    makefile = (REPO / "Makefile").read_text()
+    image = re.search(r"^ARG PDFJS_VERSION=(\S+)$", dockerfile, re.MULTILINE)
+    served = re.search(r"^PDFJS_VERSION := (\S+)$", makefile, re.MULTILINE)
+    assert image is not None
+    assert served is not None
+    assert image.group(1) == served.group(1)
+    assert "COPY --from=pdfjs /pdfjs/out static/vendor/pdfjs" in dockerfile
+    assert "tesseract-ocr" in dockerfile  # scanned library PDFs are read, not refused, in production too

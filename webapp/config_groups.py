@@ -325,10 +325,10 @@ class LimitsConfig(_Group):
         "a few MB)",
     )
     library_max_pages: int = Field(
-        300,
+        200,
         ge=1,
         validation_alias="VERIMED_LIBRARY_MAX_PAGES",
-        description="most pages an uploaded PDF may have (a thesis fits; a book does not)",
+        description="most pages an uploaded PDF may have (a long review runs to 60; every page costs the worker time)",
     )
     library_max_documents: int = Field(
         500,

@@ -16,8 +16,8 @@ from opensearchpy import OpenSearch
 from indexer.adapter_registry import UnknownAdapterError
 from indexer.base import NO_FILTERS, Facets, Hit, LexicalIndex, LexicalOptions, SearchFilters
 from indexer.errors import BackendUnavailableError
-from indexer.ownership import OwnershipError
 from indexer.opensearch_index import OpenSearchIndex
+from indexer.ownership import OwnershipError
 from indexer.records import ArticleRecord, Author, MeshHeading
 from indexer.registry import build_lexical_index
 from indexer.tantivy_index import TantivyIndex

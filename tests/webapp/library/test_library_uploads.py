@@ -15,6 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from tests.indexer.jats_samples import PMID, jats_article, pqal_pmids, pqal_record
+from tests.indexer.pdf_samples import Layout, paper_blocks, pqal_records, pubmed_citations, typeset
 from webapp.corpus.models import Article
 from webapp.library.models import Document, DocumentFile, Passage
 from webapp.library.services import DocumentRefusedError, document_upload
@@ -236,3 +237,25 @@ def test_only_the_owner_reaches_a_document_through_any_page(
     assert researcher_client.post(f"/library/{document.pk}/delete").status_code == 302
     assert Document.objects.get(pk=document.pk).deleting  # its removal from the indexes is queued
     assert [researcher_client.get(route).status_code for route in routes] == [404, 404]
+
+
+def test_a_two_column_pdf_is_stored_with_its_pages_and_each_passage_knows_its_page(owner, data_dir):
+    records = pqal_records(data_dir)[:6]
+    paper = typeset(
+        paper_blocks(records, pubmed_citations(data_dir)[:12]),
+        Layout("two-column", columns=2, running_header="J Test Med 2026;1:1-9", body_size=9.0),
+    )
+    Article.objects.create(pmid=records[0][0], title="Indexed", abstract="An abstract.")
+
+    document = document_upload(owner=owner, filename="paper.pdf", data=paper.pdf).document
+
+    assert (document.kind, document.pages) == ("pdf", paper.pages)
+    assert document.pmid == records[0][0]
+    assert document.article is not None  # the labelled PMID links the PubMed record the index holds
+    passages = list(Passage.objects.filter(document=document))
+    assert passages[0].section == "Abstract"
+    pages = {passage.page for passage in passages}
+    assert {1, 2} <= pages <= set(range(1, paper.pages + 1))  # the last page may hold only the dropped references
+    assert all("J Test Med" not in passage.text for passage in passages)  # the running header is not text
+    body = " ".join(passage.text for passage in passages)
+    assert " ".join(str(records[1][1]["CONTEXTS"][0]).split()[:12]) in body  # type: ignore[index]
