@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from generator.base import Message
+from generator.citations import citation_label
 from generator.prompts import (
     ABSTRACT_BLOCK,
     ANSWER_SYSTEM,
@@ -94,7 +95,7 @@ def answer_prompt(
     if style == "verifai":
         blocks = "".join(
             VERIFAI_ABSTRACT_BLOCK.format(
-                pmid=item.pmid, title=item.title, abstract=clip_text(item.abstract, abstract_chars)
+                label=citation_label(item.pmid), title=item.title, abstract=clip_text(item.abstract, abstract_chars)
             )
             for item in abstracts
         )
@@ -125,7 +126,9 @@ def answer_messages(
 
 def _user_turn(template: str, question: str, abstracts: Sequence[ContextAbstract], abstract_chars: int) -> str:
     blocks = "\n\n".join(
-        ABSTRACT_BLOCK.format(pmid=item.pmid, title=item.title, abstract=clip_text(item.abstract, abstract_chars))
+        ABSTRACT_BLOCK.format(
+            label=citation_label(item.pmid), title=item.title, abstract=clip_text(item.abstract, abstract_chars)
+        )
         for item in abstracts
     )
     return template.format(abstracts=blocks, question=question)

@@ -20,13 +20,18 @@ from rapidfuzz.distance import Levenshtein
 
 # An id is a PMID, or an `S2:<corpus id>` for the Semantic Scholar documents some benchmark corpora carry. Digits
 # are spelled [0-9] because \d would also take other scripts' digits, which no id has.
-_ID = r"(?:S2:)?[0-9]{1,10}"
+_PUBMED_ID = r"(?:S2:)?[0-9]{1,10}"
+# A page of a document in the asker's own library: `DOC:<document id>:p<page>`. It carries its own keyword, so it
+# needs no PUBMED before it (and one written before it by habit is read past).
+_DOC_ID = r"DOC:[0-9]{1,10}:p[0-9]{1,5}"
+_ID = rf"(?:{_DOC_ID}|{_PUBMED_ID})"
+DOC_CITATION_ID = re.compile(rf"{_DOC_ID}", re.IGNORECASE)
 # `PUBMED`, `PMID` or the plural `PMIDs` (but not the `PMID` + `S2:` of a glued `PMIDS2:1`), then an optional colon.
 _PREFIX = r"\b(?:PUBMED|PMID(?:S(?!2:))?)\s*:?\s*"
 # The trailing \b keeps an 11+ digit number (no PMID) from being read as its first ten digits, and a following
 # `-3` marks a range of numbers, which no id is: `PMID 1-3` is left as written rather than cut in two.
 _END = r"\b(?![-\u2013\u2014][0-9])"
-_REFERENCE = rf"{_PREFIX}{_ID}{_END}"
+_REFERENCE = rf"(?:{_PREFIX}{_ID}|(?:{_PREFIX})?\b{_DOC_ID}){_END}"
 # After the first reference of a list the keyword is optional: `(PUBMED:1; 2)`, `PMIDs 1, 2 and 3`.
 _ITEM = rf"(?:{_PREFIX})?{_ID}{_END}"
 # Between references: `,`, `;`, `&`, `and` or `, and`.
@@ -111,9 +116,13 @@ class _Run:
 
 def _id_references(group: str) -> list[_Reference]:
     return [
-        _Reference(written=match.group(0), raw=match.group("id").upper(), index=None)
+        _Reference(written=match.group(0), raw=_raw_id(match.group("id")), index=None)
         for match in _ITEM_IN_GROUP.finditer(group)
     ]
+
+
+def _raw_id(written: str) -> str:
+    return canonical_doc_id(written) if DOC_CITATION_ID.fullmatch(written) else written.upper()
 
 
 def _index_references(group: str) -> list[_Reference] | None:
@@ -173,10 +182,22 @@ def _resolve(reference: _Reference, given: Sequence[str], by_key: dict[str, str]
     return ResolvedCitation(written=written, raw_id=raw, pmid=None, how="unmatched")
 
 
+def citation_label(source_id: str) -> str:
+    """How a source is shown to the model and cited in the canonical text: `PUBMED:<pmid>`, or a library page's own
+    `DOC:<id>:p<page>`."""
+    return canonical_doc_id(source_id) if DOC_CITATION_ID.fullmatch(source_id) else f"PUBMED:{source_id}"
+
+
+def canonical_doc_id(source_id: str) -> str:
+    """`doc:12:P3` as the site writes it, `DOC:12:p3` (matching is case-insensitive; ids are compared as written)."""
+    document, page = source_id.split(":")[1:]
+    return f"DOC:{document}:p{page[1:]}"
+
+
 def _canonical(citations: Sequence[ResolvedCitation]) -> str:
     # Unmatched references keep their raw id, so the verifier still sees them and labels them NO_REFERENCE.
     ids = dict.fromkeys(citation.pmid or citation.raw_id for citation in citations)
-    return "(" + "; ".join(f"PUBMED:{pmid}" for pmid in ids) + ")"
+    return "(" + "; ".join(citation_label(pmid) for pmid in ids) + ")"
 
 
 def normalize_citations(text: str, given: Sequence[str]) -> NormalizedAnswer:
@@ -191,7 +212,7 @@ def normalize_citations(text: str, given: Sequence[str]) -> NormalizedAnswer:
     runs = _runs(text, index_forms=bool(given))
     if not runs:
         return NormalizedAnswer(raw_text=text, text=text, citations=())
-    by_key = {pmid.upper(): pmid for pmid in given}
+    by_key = {_raw_id(pmid): pmid for pmid in given}
     citations: list[ResolvedCitation] = []
     result = ""
     position = 0

@@ -86,7 +86,8 @@ COMPLETE_EXAMPLE_ANSWER = (
     "of patients against 8% with placebo (PUBMED:11111111)."
 )
 
-ABSTRACT_BLOCK = "abstract_id: PUBMED:{pmid}\ntitle: {title}\nabstract: {abstract}"
+# `label` is `PUBMED:<pmid>`, or a library page's `DOC:<id>:p<page>` (generator.citations.citation_label).
+ABSTRACT_BLOCK = "abstract_id: {label}\ntitle: {title}\nabstract: {abstract}"
 
 # The `verifai` style: the exact plain-text prompt the fine-tuned VerifAI model
 # (BojanaBas/Mistral-7B-Instruct-v0.2-pqa-10) was trained on, sent as a completion without a chat template.
@@ -100,7 +101,7 @@ Abstracts:
 ```{abstracts}```
 
 Answer:"""
-VERIFAI_ABSTRACT_BLOCK = "abstract_id: PUBMED:{pmid}\n{title}\n{abstract}\n\n"
+VERIFAI_ABSTRACT_BLOCK = "abstract_id: {label}\n{title}\n{abstract}\n\n"
 
 # The stance of an answer, for measuring answers against PubMedQA's yes / no / maybe labels.
 STANCE_SYSTEM = """\

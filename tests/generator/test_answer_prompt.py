@@ -91,6 +91,18 @@ def test_every_abstract_appears_as_an_abstract_id_block_in_the_given_order() -> 
     assert re.findall(r"abstract_id: PUBMED:(\S+)", user) == ["1003", "S2:77", "1005"]
 
 
+@pytest.mark.parametrize("style", ["chat", "verifai"])
+def test_a_library_page_is_shown_under_its_own_id_which_is_what_the_answer_cites(style: str) -> None:
+    page = ContextAbstract(pmid="DOC:12:p3", title="My trial report (p. 3)", abstract="Dose was 2 mg daily.")
+
+    prompt = answer_prompt(style, QUESTION, [ABSTRACTS[0], page], abstract_chars=2000)  # type: ignore[arg-type]
+
+    text = prompt.text if style == "verifai" else prompt.messages[-1]["content"]
+    assert "abstract_id: DOC:12:p3\n" in text
+    assert f"abstract_id: PUBMED:{ABSTRACTS[0].pmid}\n" in text
+    assert "PUBMED:DOC" not in text
+
+
 def test_the_question_comes_last_after_the_abstracts() -> None:
     user = messages()[-1]["content"]
 

@@ -13,6 +13,7 @@ from generator.citations import (
     NormalizedAnswer,
     ResolvedCitation,
     check_citations,
+    citation_label,
     cited_ids,
     normalize_citations,
     strip_citations,
@@ -600,3 +601,43 @@ def test_cited_ids_of_the_canonical_text_are_the_resolved_ids_in_order_without_r
 )
 def test_strip_citations_of_the_canonical_text_gives_clean_prose(text: str, prose: str) -> None:
     assert strip_citations(normalize_citations(text, GIVEN).text) == prose
+
+
+# A page of a document in the asker's library: `DOC:<document id>:p<page>`, cited beside PMIDs.
+
+LIBRARY_GIVEN = ["12345678", "DOC:12:p3", "DOC:12:p4"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "canonical", "resolved"),
+    [
+        ("Metformin worked (DOC:12:p3).", "Metformin worked (DOC:12:p3).", ["DOC:12:p3"]),
+        ("It did [PUBMED:12345678; DOC:12:p4].", "It did (PUBMED:12345678; DOC:12:p4).", ["12345678", "DOC:12:p4"]),
+        ("As doc:12:P3 says.", "As (DOC:12:p3) says.", ["DOC:12:p3"]),  # any case, written the site's way
+        ("By habit (PUBMED:DOC:12:p4).", "By habit (DOC:12:p4).", ["DOC:12:p4"]),
+        ("Both DOC:12:p3, DOC:12:p4.", "Both (DOC:12:p3; DOC:12:p4).", ["DOC:12:p3", "DOC:12:p4"]),
+    ],
+)
+def test_a_library_page_is_cited_by_its_own_id_beside_pmids(raw: str, canonical: str, resolved: list[str]) -> None:
+    normalized = normalize_citations(raw, LIBRARY_GIVEN)
+
+    assert normalized.text == canonical
+    assert [citation.pmid for citation in normalized.citations] == resolved
+    assert cited_ids(normalized.text) == resolved
+    assert normalize_citations(normalized.text, LIBRARY_GIVEN).text == canonical
+
+
+def test_a_library_page_not_given_is_unmatched_and_kept_for_no_reference() -> None:
+    normalized = normalize_citations("Another document (DOC:99:p1) and a page between two (DOC:12:p9).", LIBRARY_GIVEN)
+
+    assert [(citation.raw_id, citation.pmid, citation.how) for citation in normalized.citations] == [
+        ("DOC:99:p1", None, "unmatched"),
+        ("DOC:12:p9", None, "unmatched"),  # one edit from two given pages: which one would be a guess
+    ]
+    assert normalized.text == "Another document (DOC:99:p1) and a page between two (DOC:12:p9)."
+
+
+def test_a_library_label_is_its_id_and_a_pmid_label_has_the_pubmed_keyword() -> None:
+    assert citation_label("DOC:7:p12") == "DOC:7:p12"
+    assert citation_label("12345678") == "PUBMED:12345678"
+    assert strip_citations("Doses differ (DOC:7:p12; PUBMED:12345678).") == "Doses differ."
