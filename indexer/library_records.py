@@ -40,6 +40,20 @@ def parse_passage_index_id(index_id: str) -> tuple[int, int] | None:
     return int(document), int(ordinal)
 
 
+def page_citation_id(document_id: int, page: int) -> str:
+    """The id an answer cites a page of a library document by (generator.citations reads it): `DOC:<id>:p<page>`.
+    A format without pages (JATS) numbers its passages instead: p<n> is its n-th passage."""
+    return f"{_PREFIX}{document_id}:p{page}"
+
+
+def parse_page_citation_id(source_id: str) -> tuple[int, int] | None:
+    """(document id, page) of a `page_citation_id`; None for a PMID or anything else."""
+    document, _, page = source_id.removeprefix(_PREFIX).partition(":p")
+    if not source_id.startswith(_PREFIX) or not document.isdigit() or not page.isdigit():
+        return None
+    return int(document), int(page)
+
+
 def passage_records(*, owner: str, document_id: int, title: str, passages: Sequence[Passage]) -> list[ArticleRecord]:
     """Each passage under its paper's title and section ("Title. Methods > Dose"), which the lexical leg boosts and
     the dense leg reads first: a passage deep in a methods section means little without them."""

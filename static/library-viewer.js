@@ -15,15 +15,16 @@ function lineText(span) {
 }
 
 function highlight(layer) {
-  const template = document.getElementById("pdf-highlight");
-  if (!template) return 0;
-  const wanted = normalised(template.content.textContent);
+  const wanted = Array.from(document.querySelectorAll("template.pdf-highlight"), (template) =>
+    normalised(template.content.textContent),
+  ).filter((text) => text.length > 0);
+  if (wanted.length === 0) return 0;
   let first = null;
   let count = 0;
   for (const span of layer.querySelectorAll("span")) {
     const text = lineText(span);
     // Short fragments ("of", "12") would match anywhere in the passage.
-    if (text.length >= 8 && wanted.includes(text)) {
+    if (text.length >= 8 && wanted.some((sought) => sought.includes(text))) {
       span.classList.add("evidence-highlight");
       first = first || span;
       count += 1;

@@ -31,6 +31,9 @@
   // PubMed ids are digits; a benchmark corpus's other ids (SciFact's "S2:123") are shown as they are, unlinked.
   const isPmid = (id) => /^[0-9]+$/.test(id);
   const sourceLabel = (id) => (isPmid(id) ? "PMID " + id : id);
+  // A page of the asker's own library, DOC:<document>:p<page>, is cited by its own id.
+  const isLibraryPage = (id) => /^DOC:[0-9]+:p[0-9]+$/.test(id);
+  const citationLabel = (id) => (isLibraryPage(id) ? id : "PUBMED:" + id);
 
   function el(tag, className, text) {
     const node = document.createElement(tag);
@@ -74,15 +77,15 @@
       sentence.citations.forEach((pmid) => {
         const verdict = sentence.verdicts[pmid] || { label: "NO_REFERENCE", evidence_spans: [] };
         if (retrieved.has(pmid) && verdict.label !== "NO_REFERENCE") {
-          const chip = el("button", "chip chip-" + verdict.label, "PUBMED:" + pmid);
+          const chip = el("button", "chip chip-" + verdict.label, citationLabel(pmid));
           chip.type = "button";
-          chip.title = "Open the abstract (" + verdict.label + ")";
+          chip.title = (isLibraryPage(pmid) ? "Open the page" : "Open the abstract") + " (" + verdict.label + ")";
           chip.addEventListener("click", () => openAbstract(pmid, verdict.evidence_spans || []));
           span.append(" ", chip);
           const badge = window.VeriMedBadges.citationBadge(sources.get(pmid));
           if (badge) span.append(" ", badge);
         } else {
-          span.append(" ", el("span", "chip chip-unlinked", "PUBMED:" + pmid + " (not a given abstract)"));
+          span.append(" ", el("span", "chip chip-unlinked", citationLabel(pmid) + " (not a given abstract)"));
         }
       });
       answerEl.append(span, " ");
@@ -127,7 +130,9 @@
       item.append(...window.VeriMedBadges.noticeLines(doc.source));
       const links = el("span", "source-line source-links");
       if (doc.source.doi) links.append(externalLink(doiUrl(doc.source.doi), "DOI " + doc.source.doi), " · ");
-      if (doc.source.url) links.append(externalLink(doc.source.url, "PubMed " + doc.pmid));
+      if (doc.source.url && isLibraryPage(doc.pmid)) links.append(externalLink(doc.source.url, "Open " + doc.pmid));
+      else if (doc.source.url) links.append(externalLink(doc.source.url, "PubMed " + doc.pmid));
+      else if (isLibraryPage(doc.pmid)) links.append(el("span", "meta", doc.pmid));
       else links.append(el("span", "meta", doc.pmid + " (not a PubMed record)"));
       item.append(links);
       sourcesEl.append(item);
@@ -136,6 +141,15 @@
 
   async function openAbstract(pmid, evidence) {
     const response = await fetch(articleUrl(pmid));
+    if (!response.ok && isLibraryPage(pmid)) {
+      // Someone else's library page (a reviewer, a share link's reader): the answer cites it, its text stays theirs.
+      document.getElementById("abstract-title").textContent = pmid;
+      document.getElementById("abstract-meta").textContent = "";
+      document.getElementById("abstract-body").replaceChildren(
+        el("p", "meta", "A page of a document in the asker's own library: only they can read it."));
+      dialog.showModal();
+      return;
+    }
     if (!response.ok) return;
     const article = await response.json();
     document.getElementById("abstract-title").textContent = article.title || sourceLabel(article.pmid);
@@ -154,7 +168,18 @@
       cursor = end;
     });
     if (cursor < text.length) body.append(document.createTextNode(text.slice(cursor)));
+    if (isLibraryPage(pmid) && article.url) body.append(pageLink(article.url, text, evidence));
     dialog.showModal();
+  }
+
+  // The PDF itself at the cited page, with the evidence sentences highlighted there too.
+  function pageLink(url, text, evidence) {
+    const target = new URL(url, window.location.href);
+    target.searchParams.delete("passage");
+    evidence.slice(0, 10).forEach(([start, end]) => target.searchParams.append("highlight", text.slice(start, end)));
+    const paragraph = el("p", "page-link");
+    paragraph.append(externalLink(target.pathname + target.search, "Open the document at this page"));
+    return paragraph;
   }
 
   dialog.querySelector(".close").addEventListener("click", () => dialog.close());
@@ -182,7 +207,7 @@
     notes.replaceChildren();
     (data.citation_notes || []).forEach((note) => {
       const text = note.how === "repaired"
-        ? "The model wrote " + note.written + "; it was read as PUBMED:" + note.pmid +
+        ? "The model wrote " + note.written + "; it was read as " + citationLabel(note.pmid) +
           ", the one given abstract within two digits of it."
         : "The model wrote " + note.written + ", which is not one of the abstracts it was given: not linked.";
       notes.append(el("li", "citation-note citation-" + note.how, text));

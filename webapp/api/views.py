@@ -183,7 +183,7 @@ class QuestionDetailView(APIView):
     def get(self, request: Request, question_id: int) -> Response:
         question = question_or_404(user=request.user, question_id=question_id)
         watch = question_watch_payload(question=question, user=request.user)
-        return Response({**selectors.question_payload(question), **watch})
+        return Response({**selectors.question_payload(question, viewer_id=request.user.pk), **watch})
 
 
 class QuestionCancelView(APIView):

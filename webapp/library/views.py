@@ -86,8 +86,20 @@ def library_document_view(request: HttpRequest, document_id: int) -> HttpRespons
         anchor = f"#passage-{passage.ordinal}" if passage is not None else ""
         return redirect(reverse("library-document", args=[document.pk]) + anchor)
     page = _number(request.GET.get("page")) or (passage.page if passage is not None and passage.page else 1)
-    context = {"document": document, "page": min(max(page, 1), document.pages or 1), "passage": passage}
+    # Sentences to mark besides (or instead of) a passage: the evidence an answer's dialog links here with. Shown
+    # back only as text to compare with, escaped; a few, of sentence length.
+    highlights = [text[:MAX_HIGHLIGHT_CHARS] for text in request.GET.getlist("highlight")[:MAX_HIGHLIGHTS] if text]
+    context = {
+        "document": document,
+        "page": min(max(page, 1), document.pages or 1),
+        "passage": passage,
+        "highlights": highlights,
+    }
     return render(request, "library/viewer.html", context)
+
+
+MAX_HIGHLIGHTS = 10
+MAX_HIGHLIGHT_CHARS = 1000
 
 
 def _number(value: str | None) -> int | None:

@@ -27,4 +27,4 @@ def question_json(request: HttpRequest, question_id: int) -> JsonResponse:
     question = question_or_404(user=request.user, question_id=question_id)
     # Whether the caller watches it, and its re-checks (webapp/watch): the API's question carries the same.
     watch = question_watch_payload(question=question, user=request.user)
-    return JsonResponse({**selectors.question_payload(question), **watch})
+    return JsonResponse({**selectors.question_payload(question, viewer_id=request.user.pk), **watch})

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import quote
 
+from generator.citations import DOC_CITATION_ID, citation_label
 from generator.claims import claims_from_answer
 from webapp.corpus.models import Article
 from webapp.corpus.source_ids import source_label
@@ -76,6 +77,8 @@ class ExportedSentence:
     verdict: str  # empty when the answer was not verified
     markers: tuple[int, ...]  # reference numbers
     unlinked: tuple[str, ...]  # PMIDs cited that are not among the abstracts the model was given
+    # Pages of the asker's own library it cites (`DOC:<id>:p<page>`): named, never exported with their text.
+    library: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -177,7 +180,11 @@ def exported_answer(question: Question, articles: Mapping[str, Article]) -> Expo
     for sentence in _citing_sentences(question):
         markers: list[int] = []
         unlinked: list[str] = []
+        library: list[str] = []
         for pmid, given in sentence.citations:
+            if given and DOC_CITATION_ID.fullmatch(pmid):
+                library.append(pmid)
+                continue
             if not given or pmid not in articles:
                 unlinked.append(pmid)
                 continue
@@ -188,7 +195,11 @@ def exported_answer(question: Question, articles: Mapping[str, Article]) -> Expo
                 markers.append(numbers[pmid])
         sentences.append(
             ExportedSentence(
-                text=sentence.text, verdict=sentence.verdict, markers=tuple(markers), unlinked=tuple(unlinked)
+                text=sentence.text,
+                verdict=sentence.verdict,
+                markers=tuple(markers),
+                unlinked=tuple(unlinked),
+                library=tuple(library),
             )
         )
     unavailable = question.verification_status == Question.Verification.UNAVAILABLE
@@ -286,8 +297,11 @@ def answer_markdown(answer: ExportedAnswer) -> str:
             line = f"- {_md(sentence.text)}" + (f" {markers}" if markers else "")
             if sentence.verdict:
                 line += f" — **{VERDICT_LABELS.get(sentence.verdict, _md(sentence.verdict))}**"
+            if sentence.library:
+                pages = ", ".join(_md(pmid) for pmid in sentence.library)
+                line += f" (cites {pages}, in the asker's own library: not part of an export)"
             if sentence.unlinked:
-                cited = ", ".join(f"PUBMED:{_md(pmid)}" for pmid in sentence.unlinked)
+                cited = ", ".join(_md(citation_label(pmid)) for pmid in sentence.unlinked)
                 line += f" (cites {cited}, not one of the retrieved abstracts)"
             lines.append(line)
     else:

@@ -63,7 +63,7 @@ def question_shared(request: HttpRequest, token: str) -> HttpResponse:
 @require_GET
 @role_required(RESEARCHER)
 def question_shared_json(request: HttpRequest, token: str) -> JsonResponse:
-    return JsonResponse(selectors.question_payload(_shared_question(token)))
+    return JsonResponse(selectors.question_payload(_shared_question(token), viewer_id=request.user.pk))
 
 
 def _export(question: Question, kind: str) -> HttpResponse:

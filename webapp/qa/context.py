@@ -6,6 +6,7 @@ from generator.answer import ContextAbstract
 from generator.context_focus import focused_abstract, focused_context
 from webapp.corpus import engines
 from webapp.corpus.models import Article
+from webapp.library.sources import library_pages
 from webapp.qa.models import Question
 from webapp.qa.pipeline import PipelineSettings
 from webapp.qa.threads import thread_cited_pmids
@@ -17,10 +18,13 @@ EARLIER_SOURCES_MAX = 3
 def generation_context(question: Question, pipeline: PipelineSettings) -> list[ContextAbstract]:
     pmids = list(question.retrieved.values_list("pmid", flat=True))
     articles = Article.objects.in_bulk(pmids, field_name="pmid")
+    pages = library_pages(source_ids=pmids, owner_id=question.user_id)  # the asker's own papers, page by page
+    texts = {pmid: (article.title, article.abstract) for pmid, article in articles.items()}
+    texts |= {key: (page.title, page.text) for key, page in pages.items()}
     retrieved = [
-        ContextAbstract(pmid=pmid, title=articles[pmid].title, abstract=articles[pmid].abstract)
+        ContextAbstract(pmid=pmid, title=texts[pmid][0], abstract=texts[pmid][1])
         for pmid in pmids
-        if pmid in articles  # an article deleted since indexing is simply not offered to the model
+        if pmid in texts  # an article or document deleted since indexing is simply not offered to the model
     ]
     focused = focused_context(
         question.text,

@@ -77,6 +77,14 @@ class SearchSettingsForm(forms.Form):
         max_length=2000,
         help_text="Descriptor names separated by semicolons, e.g. Diabetes Mellitus, Type 2; Metformin.",
     )
+    sources = forms.ChoiceField(
+        label="Search in",
+        choices=[("pubmed", "PubMed"), ("library", "My library"), ("both", "PubMed and my library")],
+        required=False,
+        widget=forms.RadioSelect,
+        help_text="Your library: the papers you uploaded, which only you can search; an answer cites their pages "
+        "as DOC:<id>:p<page>. The year, journal, type and MeSH filters apply to PubMed only.",
+    )
     include_retracted = forms.BooleanField(
         label="Include retracted papers",
         required=False,
@@ -102,6 +110,7 @@ class SearchSettingsForm(forms.Form):
         self.fields["top_k"].initial = str(defaults.top_k if defaults.top_k in TOP_K_CHOICES else DEFAULT_TOP_K)
         self.fields["fusion"].initial = DEFAULT_PRESET
         self.fields["rerank"].initial = RERANK_ON if defaults.rerank else RERANK_OFF
+        self.fields["sources"].initial = "pubmed"
 
     def clean_mesh(self) -> tuple[str, ...]:
         # Semicolons, not commas: MeSH names themselves contain commas ("Diabetes Mellitus, Type 2").
@@ -148,6 +157,7 @@ class SearchSettingsForm(forms.Form):
             journals=tuple(data.get("journals") or ()),
             publication_types=tuple(data.get("publication_types") or ()),
             mesh=data.get("mesh") or (),
+            sources=data.get("sources") or "pubmed",
             include_retracted=bool(data.get("include_retracted")),
             prefer_stronger_designs=bool(data.get("prefer_stronger_designs")),
         )

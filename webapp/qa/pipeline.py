@@ -8,6 +8,7 @@ replaces a value).
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Literal
 
 from django.conf import settings
 from pydantic import BaseModel, Field, ValidationError, model_validator
@@ -19,6 +20,8 @@ from indexer.hybrid import HybridSettings
 from webapp.qa.models import Question
 from webapp.qa.verification_settings import VerificationSettings
 
+Sources = Literal["pubmed", "library", "both"]
+
 
 class RetrievalFilters(BaseModel, frozen=True):
     year_from: int | None = Field(None, ge=1800, le=2100, description="Earliest publication year, inclusive.")
@@ -29,6 +32,11 @@ class RetrievalFilters(BaseModel, frozen=True):
     # Applied to the fused results, not inside the legs: the indexes carry neither retraction status nor design.
     include_retracted: bool = Field(
         False, description="Keep retracted papers among the sources (marked as retracted); left out by default."
+    )
+    sources: Sources = Field(
+        "pubmed",
+        description="Where to search: PubMed, the asker's own library of uploaded papers (cited as "
+        "DOC:<id>:p<page>), or both. The year, journal, type and MeSH filters apply to PubMed only.",
     )
     prefer_stronger_designs: bool = Field(
         False,
@@ -44,7 +52,7 @@ class RetrievalFilters(BaseModel, frozen=True):
         return self
 
     def search_filters(self) -> SearchFilters:
-        return SearchFilters(**self.model_dump(exclude={"include_retracted", "prefer_stronger_designs"}))
+        return SearchFilters(**self.model_dump(exclude={"include_retracted", "prefer_stronger_designs", "sources"}))
 
 
 class PipelineSettings(BaseModel, frozen=True):

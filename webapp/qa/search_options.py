@@ -37,6 +37,8 @@ RERANK_ON: Final = "on"
 RERANK_OFF: Final = "off"
 RERANK_CHOICES: Final = ((RERANK_ON, "Rerank the top candidates"), (RERANK_OFF, "Keep the fusion's order"))
 TOP_K_CHOICES: Final = (5, 10, 15, 20)
+# Where a question searched, when not PubMed alone (the default, which the summary leaves unsaid).
+SOURCES_SHOWN: Final = {"library": "In my library", "both": "In PubMed and my library"}
 DEFAULT_TOP_K: Final = 10
 
 
@@ -67,9 +69,9 @@ def search_summary(settings: dict[str, Any]) -> str:
     if not retrieval:
         return ""
     mode = retrieval.get("mode", "hybrid")
-    parts = [dict(MODES).get(mode, mode)]
-    if mode == "hybrid":
-        parts[0] += f", {_fusion_text(retrieval)}"
+    searched = dict(MODES).get(mode, mode) + (f", {_fusion_text(retrieval)}" if mode == "hybrid" else "")
+    scope = SOURCES_SHOWN.get(filters.get("sources", "pubmed"))
+    parts = [scope, searched] if scope else [searched]
     if retrieval.get("expand_query") and mode != "semantic":
         parts.append("query expanded from the first results")
     if retrieval.get("rerank"):

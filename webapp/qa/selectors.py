@@ -11,8 +11,11 @@ from typing import Any, cast
 from django.core.cache import cache
 from django.db.models import Prefetch, Q, QuerySet
 
+from generator.citations import DOC_CITATION_ID
 from indexer.sentences import split_sentences
 from webapp.corpus.models import Article
+from webapp.library.sources import library_pages
+from webapp.qa.library_sources import library_source, withheld_source
 from webapp.qa.models import AnswerSentence, Question, question_lost_before
 from webapp.qa.payloads import ArticlePayload, ConsensusPayload, QuestionPayload, SourcePayload
 from webapp.qa.queue import UNFINISHED, question_queue_position
@@ -67,17 +70,24 @@ def _consensus(stored: dict[str, Any] | None) -> ConsensusPayload | None:
     return cast(ConsensusPayload, {**stored, "bottom_line": stored.get("bottom_line")})
 
 
-def question_payload(question: Question) -> QuestionPayload:
+def question_payload(question: Question, *, viewer_id: int | None = None) -> QuestionPayload:
+    """`viewer_id`: who reads it. Pages of the asker's own library are shown (titles, evidence) to the asker alone;
+    to anyone else (and with no viewer) they read as withheld."""
     retrieved = list(question.retrieved.all())
     sentences = list(question.sentences.all())
     cited = {citation.pmid for sentence in sentences for citation in sentence.citations.all()}
     # A follow-up is also given what its thread's earlier answers cited (webapp/qa/context.py): given, not retrieved.
     from_thread = [pmid for pmid in question.given_pmids if pmid not in {doc.pmid for doc in retrieved}]
-    articles = Article.objects.in_bulk({doc.pmid for doc in retrieved} | cited | set(from_thread), field_name="pmid")
+    wanted = {doc.pmid for doc in retrieved} | cited | set(from_thread)
+    articles = Article.objects.in_bulk(wanted, field_name="pmid")
+    own = viewer_id is not None and viewer_id == question.user_id
+    pages = library_pages(source_ids=wanted, owner_id=question.user_id) if own else {}
+    sources: dict[str, SourcePayload] = {pmid: _source(article) for pmid, article in articles.items()}
+    sources |= {key: library_source(page) for key, page in pages.items()}
+    sources |= {key: withheld_source(key) for key in wanted if DOC_CITATION_ID.fullmatch(key) and key not in sources}
+    texts = {pmid: article.abstract for pmid, article in articles.items()} | {k: p.text for k, p in pages.items()}
     # Split as the verifier split them, so `evidence_sentences` indices pick the sentences it meant.
-    abstract_sentences = {
-        pmid: [span.text for span in split_sentences(articles[pmid].abstract)] for pmid in cited if pmid in articles
-    }
+    abstract_sentences = {pmid: [span.text for span in split_sentences(texts[pmid])] for pmid in cited if pmid in texts}
     return {
         "id": question.pk,
         "question": question.text,
@@ -129,13 +139,11 @@ def question_payload(question: Question) -> QuestionPayload:
                 "lexical_raw": doc.lexical_raw,
                 "semantic_raw": doc.semantic_raw,
                 "rerank_score": doc.rerank_score,
-                "source": _source(articles[doc.pmid]) if doc.pmid in articles else None,
+                "source": sources.get(doc.pmid),
             }
             for doc in retrieved
         ],
-        "thread_sources": [
-            {"pmid": pmid, "source": _source(articles[pmid])} for pmid in from_thread if pmid in articles
-        ],
+        "thread_sources": [{"pmid": pmid, "source": sources[pmid]} for pmid in from_thread if pmid in sources],
         "parent": question.parent_id,
         "thread": question.thread_id,
         "thread_questions": thread_question_ids(question=question),
@@ -144,6 +152,19 @@ def question_payload(question: Question) -> QuestionPayload:
         "semantic_coverage": question.semantic_coverage,
         "models": question.models_used,
         "settings": question.settings,
+    }
+
+
+def library_page_payload(*, source_id: str, viewer_id: int | None) -> ArticlePayload:
+    """A page of the viewer's own library in the abstract dialog's shape (its passages as the abstract, split as the
+    verifier split them); LookupError for anyone else's page, or one that no longer exists."""
+    page = library_pages(source_ids=[source_id], owner_id=viewer_id).get(source_id)
+    if page is None:
+        raise LookupError(source_id)
+    return {
+        **library_source(page),
+        "abstract": page.text,
+        "sentences": [{"text": span.text, "start": span.start, "end": span.end} for span in split_sentences(page.text)],
     }
 
 

@@ -14,15 +14,35 @@ from indexer.hybrid import hybrid_search
 from indexer.study_design import article_study_design, design_strength
 from webapp.corpus import engines
 from webapp.corpus.models import Article
+from webapp.library.sources import library_search
 from webapp.qa.pipeline import PipelineSettings
 
 # HybridSettings' own bound on top_k: an over-fetch never asks for more.
 MAX_FETCH = 100
 
 
-def sources_search(*, query: str, pipeline: PipelineSettings) -> list[FusedHit]:
-    """A question's sources as the retrieve stage finds them: the hybrid search with its settings, then screened."""
-    return screened_hits(query=query, hits=_search(query, pipeline, top_k=pipeline.retrieval.top_k), pipeline=pipeline)
+def sources_search(*, query: str, pipeline: PipelineSettings, owner_id: int | None = None) -> list[FusedHit]:
+    """A question's sources as the retrieve stage finds them: the hybrid search with its settings, then screened;
+    with `sources` naming the library, the pages of `owner_id`'s own library too (none without an owner)."""
+    scope, top_k = pipeline.filters.sources, pipeline.retrieval.top_k
+    pubmed = (
+        []
+        if scope == "library"
+        else screened_hits(query=query, hits=_search(query, pipeline, top_k=top_k), pipeline=pipeline)
+    )
+    if scope == "pubmed" or owner_id is None:
+        return pubmed
+    library = library_search(query=query, owner_id=owner_id, settings=pipeline.retrieval, top_k=top_k)
+    return taking_turns(pubmed, library)[:top_k]
+
+
+def taking_turns(first: Sequence[FusedHit], second: Sequence[FusedHit]) -> list[FusedHit]:
+    """Both lists in their own order, one hit from each in turn: scores from two indexes (PubMed's, the library's)
+    are not on one scale, so neither list's order is trusted to place the other's hits."""
+    merged: list[FusedHit] = []
+    for index in range(max(len(first), len(second))):
+        merged += [hits[index] for hits in (first, second) if index < len(hits)]
+    return merged
 
 
 def screened_hits(*, query: str, hits: Sequence[FusedHit], pipeline: PipelineSettings) -> list[FusedHit]:

@@ -15,6 +15,7 @@ from verifier.vectors import SentenceVectors
 from verifier.verify import AnswerVerifier, CitedAbstract
 from webapp.corpus import engines
 from webapp.corpus.models import Article
+from webapp.library.sources import library_pages
 from webapp.qa.llm import llm_settings_for
 from webapp.qa.models import Question
 from webapp.qa.pipeline import PipelineSettings
@@ -60,12 +61,18 @@ def answer_verifier(pipeline: PipelineSettings) -> AnswerVerifier:
     )
 
 
-def cited_abstracts(*, pmids: Iterable[str]) -> dict[str, CitedAbstract]:
-    """The stored abstracts of these PMIDs; one no longer stored (a deletion file removed it) is left out."""
-    articles = Article.objects.only("pmid", "title", "abstract").in_bulk(list(set(pmids)), field_name="pmid")
+def cited_abstracts(*, pmids: Iterable[str], owner_id: int | None = None) -> dict[str, CitedAbstract]:
+    """The stored abstracts of these PMIDs; one no longer stored (a deletion file removed it) is left out. With
+    `owner_id`, the cited pages of that person's library too (`DOC:<id>:p<page>`), each read as its page's text."""
+    wanted = list(set(pmids))
+    articles = Article.objects.only("pmid", "title", "abstract").in_bulk(wanted, field_name="pmid")
+    pages = library_pages(source_ids=wanted, owner_id=owner_id)
     return {
-        pmid: CitedAbstract(pmid=pmid, title=article.title, abstract=article.abstract)
-        for pmid, article in articles.items()
+        **{
+            pmid: CitedAbstract(pmid=pmid, title=article.title, abstract=article.abstract)
+            for pmid, article in articles.items()
+        },
+        **{key: CitedAbstract(pmid=key, title=page.title, abstract=page.text) for key, page in pages.items()},
     }
 
 
@@ -82,5 +89,5 @@ def question_verification_inputs(question: Question) -> VerificationInputs:
         question.given_pmids if "given" in question.context else question.retrieved.values_list("pmid", flat=True)
     )
     claims = [] if question.cannot_answer else claims_from_answer(question.answer_text)
-    abstracts = cited_abstracts(pmids=[pmid for claim in claims for pmid in claim.citations])
+    abstracts = cited_abstracts(pmids=[pmid for claim in claims for pmid in claim.citations], owner_id=question.user_id)
     return VerificationInputs(claims=claims, abstracts=abstracts, given=given)

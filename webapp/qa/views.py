@@ -8,6 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from generator.citations import DOC_CITATION_ID
 from webapp.accounts.roles import RESEARCHER, REVIEWER, role_required, user_has_role
 from webapp.corpus.models import Article
 from webapp.qa import selectors
@@ -89,6 +90,13 @@ def question_ask_again(request: HttpRequest, question_id: int) -> HttpResponse:
 @require_GET
 @role_required(RESEARCHER)
 def article_json(request: HttpRequest, pmid: str) -> JsonResponse:
+    """A cited abstract for the page's dialog; a cited page of a library document (`DOC:<id>:p<page>`) for its owner
+    only: to anyone else it does not exist."""
+    if DOC_CITATION_ID.fullmatch(pmid):
+        try:
+            return JsonResponse(selectors.library_page_payload(source_id=pmid, viewer_id=request.user.pk))
+        except LookupError as exc:
+            raise Http404("No such page in your library") from exc
     try:
         return JsonResponse(selectors.article_payload(pmid=pmid))
     except Article.DoesNotExist as exc:

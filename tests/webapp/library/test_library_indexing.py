@@ -18,18 +18,11 @@ from indexer.ownership import OwnershipError
 from tests.indexer.jats_samples import jats_article, pqal_pmids, pqal_record
 from webapp.corpus import engines
 from webapp.library import indexing
-from webapp.library.engines import library_lexical_index, library_vector_index, release_library_engines
+from webapp.library.engines import library_lexical_index, library_vector_index
 from webapp.library.models import Document, DocumentFile, Passage
 from webapp.library.services import DocumentRefusedError, document_delete, document_upload
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def library_engines(own_index: Path) -> object:
-    release_library_engines()
-    yield
-    release_library_engines()
 
 
 def _paper(data_dir: Path, index: int) -> tuple[bytes, dict[str, object]]:

@@ -3,6 +3,7 @@ refused with a message and nothing is stored."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -64,6 +65,7 @@ def test_chosen_settings_are_stored_on_the_question(researcher_client: Client, a
         "journals": ["Diabetes Care"],
         "publication_types": ["Randomized Controlled Trial", "Journal Article"],
         "mesh": ["Diabetes Mellitus, Type 2", "Metformin"],
+        "sources": "pubmed",
         "include_retracted": True,
         "prefer_stronger_designs": False,
     }
@@ -144,6 +146,8 @@ def test_the_settings_sit_in_a_labelled_details_under_the_question(researcher_cl
     for field in (*fields, "include_retracted", "prefer_stronger_designs"):
         assert f'<label for="id_{field}"' in page
     assert "<legend>Search mode:</legend>" in page
+    assert "<legend>Search in:</legend>" in page
+    assert re.search(r'name="sources" value="pubmed"[^>]*checked', page), "PubMed alone by default"
     assert '<option value="10" selected>' in page, "ten abstracts by default"
     assert 'value="verifai" selected' in page
     assert "Lexical-leaning 0.7/0.3 (VerifAI)" in page

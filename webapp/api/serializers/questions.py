@@ -22,6 +22,7 @@ API_TOP_K = (5, 20)
 _RETRIEVAL_FIELDS = ("mode", "top_k", "lexical_weight", "semantic_weight", "fusion", "rerank")
 _FILTER_FIELDS = (
     "year_from", "year_to", "journals", "publication_types", "mesh", "include_retracted", "prefer_stronger_designs",
+    "sources",
 )  # fmt: skip
 
 
@@ -77,6 +78,7 @@ class QuestionCreateSerializer(serializers.Serializer):
     )
     include_retracted = serializers.BooleanField(**_documented(RetrievalFilters, "include_retracted"))
     prefer_stronger_designs = serializers.BooleanField(**_documented(RetrievalFilters, "prefer_stronger_designs"))
+    sources = serializers.ChoiceField(choices=["pubmed", "library", "both"], **_documented(RetrievalFilters, "sources"))
     parent = serializers.IntegerField(
         required=False,
         allow_null=True,

@@ -18,7 +18,8 @@ def question_retrieve(*, question_id: int) -> None:
     question = stage_enter(question_id, Question.Status.RETRIEVING)
     pipeline = stage_pipeline(question)
     started = time.perf_counter()
-    hits = sources_search(query=question.text, pipeline=pipeline)  # retracted out, designs ordered
+    # Retracted out, designs ordered; the asker's own library too when the question's settings say so.
+    hits = sources_search(query=question.text, pipeline=pipeline, owner_id=question.user_id)
     with transaction.atomic():
         question.retrieved.all().delete()  # a retried task starts this stage over
         RetrievedDocument.objects.bulk_create(

@@ -57,7 +57,9 @@ class Command(BaseCommand):
             self._run_here(question.pk)
         else:
             self._wait_for_worker(question.pk, timeout=options["timeout"])
-        payload = selectors.question_payload(selectors.question_get(question_id=question.pk))
+        payload = selectors.question_payload(
+            selectors.question_get(question_id=question.pk), viewer_id=question.user_id
+        )
         if options["json"]:
             self.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False))
         else:
