@@ -10,6 +10,7 @@ from webapp.library.sources import LibraryPage
 from webapp.qa.payloads import SourcePayload
 
 WITHHELD_TITLE = "A page of a document in the asker's own library (not shown: only they can read it)"
+GONE_TITLE = "A page of a document you have since deleted from your library"
 LIBRARY_JOURNAL = "Your library"
 
 
@@ -28,10 +29,12 @@ def library_source(page: LibraryPage) -> SourcePayload:
     }
 
 
-def withheld_source(source_id: str) -> SourcePayload:
+def withheld_source(source_id: str, *, deleted: bool = False) -> SourcePayload:
+    """What a reader other than the asker sees of a cited page; `deleted`: what the asker sees of a page whose
+    document they deleted since."""
     return {
         "pmid": source_id,
-        "title": WITHHELD_TITLE,
+        "title": GONE_TITLE if deleted else WITHHELD_TITLE,
         "journal": "",
         "year": None,
         "url": "",

@@ -84,7 +84,11 @@ def question_payload(question: Question, *, viewer_id: int | None = None) -> Que
     pages = library_pages(source_ids=wanted, owner_id=question.user_id) if own else {}
     sources: dict[str, SourcePayload] = {pmid: _source(article) for pmid, article in articles.items()}
     sources |= {key: library_source(page) for key, page in pages.items()}
-    sources |= {key: withheld_source(key) for key in wanted if DOC_CITATION_ID.fullmatch(key) and key not in sources}
+    sources |= {
+        key: withheld_source(key, deleted=own)
+        for key in wanted
+        if DOC_CITATION_ID.fullmatch(key) and key not in sources
+    }
     texts = {pmid: article.abstract for pmid, article in articles.items()} | {k: p.text for k, p in pages.items()}
     # Split as the verifier split them, so `evidence_sentences` indices pick the sentences it meant.
     abstract_sentences = {pmid: [span.text for span in split_sentences(texts[pmid])] for pmid in cited if pmid in texts}

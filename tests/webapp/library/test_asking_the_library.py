@@ -19,7 +19,7 @@ from webapp.library.models import Document
 from webapp.library.services import document_upload
 from webapp.library.sources import library_pages
 from webapp.qa.context import generation_context
-from webapp.qa.library_sources import WITHHELD_TITLE
+from webapp.qa.library_sources import GONE_TITLE, WITHHELD_TITLE
 from webapp.qa.models import Question
 from webapp.qa.pipeline import RetrievalFilters, stored_pipeline
 from webapp.qa.services import admission, retrieve, verify
@@ -137,3 +137,8 @@ def test_a_sentence_citing_a_page_is_verified_against_it_and_shown_to_the_asker_
     export = researcher_client.get(f"/questions/{question.pk}/export.md").content.decode()
     assert f"cites {cited}, in the asker's own library" in export
     assert page.text[:60] not in export
+
+    indexing.document_unindex(document_id=document.pk)  # the asker deletes the paper: the answer says so
+    gone = researcher_client.get(f"/questions/{question.pk}.json").json()
+    assert gone["retrieved"][0]["source"]["title"] == GONE_TITLE
+    assert researcher_client.get(f"/articles/{cited}.json").status_code == 404
