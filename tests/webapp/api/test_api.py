@@ -220,6 +220,7 @@ def test_a_researcher_asks_with_their_own_settings(researcher: APIClient, role_u
         "journals": ["Lancet"],
         "publication_types": ["Review"],
         "mesh": ["Aspirin"],
+        "sources": "pubmed",
         "include_retracted": False,
         "prefer_stronger_designs": True,
     }

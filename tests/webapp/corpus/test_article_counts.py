@@ -102,7 +102,7 @@ def test_figures_lost_with_a_flushed_table_are_counted_again_once() -> None:
 class _Search:
     """The retrieve stage's search, answered from the stored articles (its ranking is tested in tests/webapp/qa)."""
 
-    def __call__(self, *, query: str, pipeline: PipelineSettings) -> Sequence[FusedHit]:
+    def __call__(self, *, query: str, pipeline: PipelineSettings, owner_id: int | None = None) -> Sequence[FusedHit]:
         pmids = Article.objects.order_by("pmid").values_list("pmid", flat=True)
         return [FusedHit(pmid, 1 / rank, 1.0, 0.0, None, None) for rank, pmid in enumerate(pmids, start=1)]
 

@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from tests.indexer.jats_samples import PMID, jats_article, pqal_pmids, pqal_record
 from webapp.library.models import Document
+from webapp.qa.models import Question
 
 pytestmark = pytest.mark.django_db
 
@@ -83,3 +84,15 @@ def test_the_owner_lists_reads_and_deletes_and_nobody_else_sees_a_thing(role_use
     assert owner.get(f"/api/v1/documents/{document_id}").status_code == 404
     assert owner.get("/api/v1/documents").json()["results"] == []
     assert Document.objects.get().deleting  # the worker takes it out of the indexes, then the database
+
+
+def test_a_question_asked_through_the_api_may_search_the_library(role_users):
+    api = _api(role_users["researcher"])
+
+    asked = api.post("/api/v1/questions", {"question": "Does my trial say so?", "sources": "both"}, format="json")
+    refused = api.post("/api/v1/questions", {"question": "Does it?", "sources": "everywhere"}, format="json")
+
+    assert asked.status_code == 201
+    assert Question.objects.get(pk=asked.json()["id"]).settings["filters"]["sources"] == "both"
+    assert refused.status_code == 400
+    assert list(refused.json()) == ["sources"]
