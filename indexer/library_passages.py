@@ -33,7 +33,7 @@ def passages_of(article: FullText, *, max_words: int = PASSAGE_WORDS) -> list[Pa
     if article.abstract and not _body_opens_with_abstract(article):
         first_page = 1 if article.pages else None
         paragraphs.append(Paragraph(section="Abstract", text=article.abstract, page=first_page))
-    paragraphs += article.paragraphs
+    paragraphs += _without_front_matter(article)
     texts = (
         (section, piece)
         for section, run in groupby(paragraphs, key=lambda paragraph: paragraph.section)
@@ -43,6 +43,17 @@ def passages_of(article: FullText, *, max_words: int = PASSAGE_WORDS) -> list[Pa
         Passage(ordinal=ordinal, section=section, page=page, text=text)
         for ordinal, (section, (page, text)) in enumerate(texts)
     ]
+
+
+def _without_front_matter(article: FullText) -> tuple[Paragraph, ...]:
+    """A PDF's paragraphs without the lines above its first heading (authors, affiliations, "doi: ... PMID: ..."),
+    whose identifiers the reader has already taken: they are not findings, and as a passage they would be a search
+    hit about nothing. A PDF with no headings at all keeps everything; JATS marks its front matter itself."""
+    paragraphs = article.paragraphs
+    if article.pages is None:
+        return paragraphs
+    first_heading = next((index for index, paragraph in enumerate(paragraphs) if paragraph.section), None)
+    return paragraphs if first_heading is None else paragraphs[first_heading:]
 
 
 def _body_opens_with_abstract(article: FullText) -> bool:

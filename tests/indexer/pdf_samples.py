@@ -335,3 +335,18 @@ def encrypted(pdf_blocks: list[Block], *, user_password: str) -> bytes:
     canvas.showPage()
     canvas.save()
     return buffer.getvalue()
+
+
+def library_papers(data_dir: Path, count: int, *, per_paper: int = 6, first: int = 0) -> list[tuple[str, Typeset]]:
+    """Distinct papers for a library, each from its own `per_paper` PQA-L records (from paper number `first` on):
+    every other one two-column under a running header, as journals set them; (file name, typeset paper)."""
+    records, citations = pqal_records(data_dir), pubmed_citations(data_dir)
+    built = []
+    for index in range(first, first + count):
+        if index % 2 == 0:
+            layout = Layout("two-column", columns=2, running_header=f"J Test Med 2026;{index + 1}:1-9", body_size=9.0)
+        else:
+            layout = Layout("one-column", columns=1, body_size=10.5)
+        blocks = paper_blocks(records[index * per_paper : (index + 1) * per_paper], citations[index * 8 :])
+        built.append((f"paper-{index + 1:02d}.pdf", typeset(blocks, layout)))
+    return built

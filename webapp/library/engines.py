@@ -49,13 +49,22 @@ def library_vector_index() -> VectorIndex:
                     dimension=dimension,
                     owned=True,
                     folder=settings.VERIMED.paths.index_dir / "library-qdrant_edge",
-                    url=engines.qdrant_url,
+                    url=library_qdrant_location(engines.qdrant_url),
                     collection=f"{engines.qdrant_collection}-library",
                     api_key=engines.qdrant_api_key,
                 )
             )
             _vectors.append(vectors)
         return _vectors[0]
+
+
+def library_qdrant_location(url: str) -> str:
+    """A Qdrant server holds the library's collection beside PubMed's. qdrant-client's local mode (a folder) admits one
+    client per folder, even within one process, and the worker has PubMed's open there already: the library's
+    collection gets a folder of its own beside it."""
+    if url.startswith(("http://", "https://")) or url == ":memory:":
+        return url
+    return f"{url.rstrip('/')}-library"
 
 
 def release_library_engines() -> None:

@@ -18,7 +18,7 @@ from indexer.ownership import OwnershipError
 from tests.indexer.jats_samples import jats_article, pqal_pmids, pqal_record
 from webapp.corpus import engines
 from webapp.library import indexing
-from webapp.library.engines import library_lexical_index, library_vector_index
+from webapp.library.engines import library_lexical_index, library_qdrant_location, library_vector_index
 from webapp.library.models import Document, DocumentFile, Passage
 from webapp.library.services import DocumentRefusedError, document_delete, document_upload
 
@@ -154,3 +154,10 @@ def test_the_reindex_command_writes_every_document_into_empty_indexes(role_users
     assert "1 documents indexed" in out.getvalue()
     assert {found for found, _ in _search(str(record["QUESTION"]), owner, mode="lexical")} == {document.pk}
     assert {found for found, _ in _search(str(record["QUESTION"]), owner, mode="semantic")} == {document.pk}
+
+
+def test_the_library_collection_shares_a_qdrant_server_but_gets_a_local_mode_folder_of_its_own():
+    # qdrant-client's local mode admits one client per folder, and the worker holds PubMed's open already.
+    assert library_qdrant_location("http://qdrant:6333") == "http://qdrant:6333"
+    assert library_qdrant_location(":memory:") == ":memory:"
+    assert library_qdrant_location("/var/verimed/qdrant/") == "/var/verimed/qdrant-library"
