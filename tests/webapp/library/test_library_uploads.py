@@ -259,3 +259,14 @@ def test_a_two_column_pdf_is_stored_with_its_pages_and_each_passage_knows_its_pa
     assert all("J Test Med" not in passage.text for passage in passages)  # the running header is not text
     body = " ".join(passage.text for passage in passages)
     assert " ".join(str(records[1][1]["CONTEXTS"][0]).split()[:12]) in body  # type: ignore[index]
+
+
+def test_a_jats_documents_view_is_its_page_at_the_passage(researcher_client: Client, owner, paper):
+    document = document_upload(owner=owner, filename="a.xml", data=paper).document
+
+    response = researcher_client.get(f"/library/{document.pk}/view?passage=2")
+
+    assert response.status_code == 302
+    assert response["Location"] == f"/library/{document.pk}/#passage-2"
+    page = researcher_client.get(f"/library/{document.pk}/").content.decode()
+    assert 'id="passage-2"' in page  # what the anchor lands on, highlighted by :target
