@@ -9,13 +9,15 @@ columns under a running header, as journals set them."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.conftest import PASSWORD, USERS, RunningStack, shot, sign_in
+from tests.e2e.conftest import PASSWORD, USERS, RunningStack, question_json, shot, sign_in
 from tests.indexer.pdf_samples import library_papers
 from tests.support import shared_data_dir
 
@@ -141,3 +143,57 @@ def test_twenty_pdfs_are_uploaded_indexed_viewed_and_missing_to_everyone_else(
             _assert_missing_to(other, stack, documents)
         finally:
             context.close()
+
+
+@pytest.mark.profiles("embedded")
+def test_an_answer_asked_in_the_library_cites_a_pdf_page_that_opens_there_with_its_evidence(
+    stack: RunningStack, page: Page, tmp_path: Path
+) -> None:
+    """The LLM writes the answer from the researcher's own papers only (the model sees nothing else, so what it cites
+    must be one of their pages), the chip opens the page's text, and from there the PDF at that page."""
+    paper = _write_papers(tmp_path, 1, first=PAPERS)[0]  # a paper of its own, after the twenty of the other test
+    sign_in(page, stack, "researcher")
+    page.goto(stack.url + "/library/")
+    page.locator("#library-files").set_input_files([paper])
+    page.get_by_role("button", name="Upload").click()
+    added = page.locator("#library-progress .library-progress-outcome").first
+    expect(added).to_have_text(re.compile("Added: open it|Already in your library: open it"), timeout=60_000)
+    _wait_until_all_searchable(page, [paper])
+    document = next(document for document in _documents(page, stack) if document["filename"] == paper.name)
+
+    page.goto(stack.url + "/")
+    page.get_by_text("Search settings").click()
+    page.get_by_role("radio", name="My library", exact=True).check()
+    page.get_by_label("Your biomedical question").fill(document["title"])  # the paper's own question
+    page.get_by_role("button", name="Ask").click()
+    view = page.locator("#question-view")
+    expect(view).to_have_attribute("data-status", "done", timeout=300_000)
+    expect(page.locator(".search-summary")).to_contain_text("In my library")
+    shot(page, "library-answer")
+
+    # Only the researcher's own pages were searched (the other test may have given them twenty more papers), and the
+    # paper whose question this is among them.
+    retrieved = [doc["pmid"] for doc in question_json(page, stack)["retrieved"]]
+    assert retrieved
+    assert all(re.fullmatch(r"DOC:[0-9]+:p[0-9]+", pmid) for pmid in retrieved)
+    assert any(pmid.startswith(f"DOC:{document['id']}:p") for pmid in retrieved)
+    chips = page.locator("#answer button.chip", has_text=re.compile(r"^DOC:[0-9]+:p[0-9]+$"))
+    assert chips.count() >= 1, "the answer should cite a page it was given: " + page.locator("#answer").inner_text()
+    decided = page.locator("#answer button.chip-SUPPORT, #answer button.chip-CONTRADICT", has_text="DOC:")
+    chip = decided.first if decided.count() else chips.first
+    chip.click()
+    dialog = page.locator("#abstract-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator("#abstract-title")).to_contain_text("(p. ")
+    if decided.count():
+        expect(dialog.locator("mark.evidence").first).to_be_visible()
+    shot(page, "library-answer-page-dialog")
+
+    with page.context.expect_page() as opened:
+        dialog.get_by_role("link", name="Open the document at this page").click()
+    viewer_page = opened.value
+    viewer = viewer_page.locator("#pdf-viewer")
+    expect(viewer).to_have_attribute("data-rendered", "true", timeout=30_000)
+    if decided.count():
+        assert int(viewer.get_attribute("data-highlighted") or 0) > 0
+    shot(viewer_page, "library-answer-page-viewer")

@@ -97,6 +97,10 @@ def question_consensus(
         for pmid in pmids
         if pmid in articles
     ]
+    if not abstracts:
+        # A question asked of the asker's own library alone: the consensus reads PubMed abstracts (their design and
+        # retraction status weigh the votes, and its rule was fitted on them), so it is left out, not shown empty.
+        return None
     consensus = claim_consensus(verifier, claim, abstracts)
     retracted = {
         pmid for pmid, article in articles.items() if article.retraction_status == Article.Retraction.RETRACTED

@@ -112,6 +112,21 @@ def test_a_question_not_asked_yes_or_no_has_no_consensus(fake_verifier: None) ->
     assert "consensus" not in question.timings_ms
 
 
+def test_a_question_whose_sources_hold_no_pubmed_abstract_has_no_consensus(fake_verifier: None) -> None:
+    # Asked of the asker's own library alone: its pages are not what the consensus and its bottom line read.
+    question = _answered(None, QUESTION)
+    question.retrieved.all().delete()
+    RetrievedDocument.objects.create(
+        question=question, rank=1, pmid="DOC:7:p2", score=1, lexical_score=1, semantic_score=0
+    )
+
+    verify.question_verify(question_id=question.pk)
+
+    question.refresh_from_db()
+    assert question.status == Question.Status.DONE
+    assert question.consensus is None
+
+
 def test_a_consensus_that_fails_is_logged_and_left_out_while_the_answer_is_verified(
     fake_verifier: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
