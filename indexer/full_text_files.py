@@ -32,15 +32,17 @@ def sniff_kind(data: bytes) -> Kind:
     raise FullTextError(f"this is neither a PDF nor JATS XML ({_what_it_is(data)}); upload a PDF or a JATS .xml file")
 
 
-def read_full_text(data: bytes, *, max_bytes: int, max_pages: int) -> ReadFile:
-    """The article in an uploaded file, read by the reader its bytes call for; FullTextError says why not."""
+def read_full_text(data: bytes, *, max_bytes: int, max_pages: int, max_seconds: float) -> ReadFile:
+    """The article in an uploaded file, read by the reader its bytes call for; FullTextError says why not.
+    `max_seconds` bounds a PDF's reading (OCR of a long scan is what takes time)."""
     if not data:
         raise FullTextError("the file is empty")
     kind = sniff_kind(data)
     if kind == "pdf":
         from indexer.pdf_text import read_pdf  # the PDF library loads only when a PDF comes
 
-        return ReadFile(kind=kind, article=read_pdf(data, max_bytes=max_bytes, max_pages=max_pages))
+        article = read_pdf(data, max_bytes=max_bytes, max_pages=max_pages, max_seconds=max_seconds)
+        return ReadFile(kind=kind, article=article)
     from indexer.jats import read_jats
 
     return ReadFile(kind=kind, article=read_jats(data, max_bytes=max_bytes))

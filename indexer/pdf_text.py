@@ -53,13 +53,19 @@ _OTHER_FORMATS = (
 
 
 def read_pdf(
-    data: bytes, *, max_bytes: int = MAX_PDF_BYTES, max_pages: int = MAX_PDF_PAGES, ocr: bool = True
+    data: bytes,
+    *,
+    max_bytes: int = MAX_PDF_BYTES,
+    max_pages: int = MAX_PDF_PAGES,
+    ocr: bool = True,
+    max_seconds: float = MAX_PDF_WALL_S,
 ) -> FullText:
-    """The article in `data`, or FullTextError saying why it is refused. `ocr=False` refuses scanned pages."""
+    """The article in `data`, or FullTextError saying why it is refused. `ocr=False` refuses scanned pages;
+    `max_seconds` bounds the wall time (a caller answering a web request has less than a worker)."""
     if len(data) > max_bytes:
         raise FullTextError(f"the file is {len(data):,} bytes; a PDF may be at most {max_bytes:,} bytes")
     _check_is_pdf(data)
-    result = _run_worker(data, max_pages=max_pages, tesseract=_tesseract() if ocr else "")
+    result = _run_worker(data, max_pages=max_pages, tesseract=_tesseract() if ocr else "", max_seconds=max_seconds)
     pages = [_page(number, page) for number, page in enumerate(result["pages"], 1)]
     # A page with no text that OCR did not read: a scan, or a page that is one figure. A few such pages in a paper
     # are figures and cost nothing; when they are half the file or more, it is a scan and would be indexed empty.
@@ -108,19 +114,21 @@ def _tesseract() -> str:
     return shutil.which(TESSERACT) or ""
 
 
-def _run_worker(data: bytes, *, max_pages: int, tesseract: str) -> dict[str, Any]:
+def _run_worker(data: bytes, *, max_pages: int, tesseract: str, max_seconds: float) -> dict[str, Any]:
     command = [sys.executable, "-m", "indexer.pdf_worker", str(MAX_PDF_MEMORY), str(MAX_PDF_CPU_S), str(max_pages)]
     try:
         done = subprocess.run(
             [*command, tesseract],
             input=data,
             capture_output=True,
-            timeout=MAX_PDF_WALL_S,
+            timeout=max_seconds,
             cwd=Path(__file__).resolve().parent.parent,
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise FullTextError(f"reading the PDF took longer than {MAX_PDF_WALL_S:.0f} s; refused") from None
+        raise FullTextError(
+            f"reading the PDF took longer than {max_seconds:.0f} s (a scan of many pages, read by OCR?); refused"
+        ) from None
     if done.returncode != 0:
         # An allocation PDFium cannot make under the limit ends in MemoryError, abort or a segfault, by where it
         # happened; past the limit, all of them mean the same to the uploader.

@@ -265,3 +265,10 @@ def test_a_hand_written_minimal_pdf_reads():
     assert article.title == ""
     assert [paragraph.text for paragraph in article.paragraphs] == ["Plain text on a plain page."]
     assert article.pages == 1
+
+
+def test_a_pdf_still_being_read_when_the_callers_time_runs_out_is_refused_with_that_reason(blocks):
+    paper = typeset(blocks, TWO_COLUMNS)
+
+    with pytest.raises(FullTextError, match="took longer than 0 s"):
+        read_pdf(paper.pdf, max_seconds=0.01)  # the child process cannot even start Python in that time

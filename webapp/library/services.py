@@ -23,6 +23,11 @@ from webapp.corpus.models import Article
 from webapp.library.models import Document, DocumentFile, Passage
 from webapp.task_publishing import task_publish_or_record
 
+# A file is read while its upload request waits, and the web server ends a request at 60 s (gunicorn's --timeout in
+# the stack and docker-compose.yml): a PDF still being read by then (OCR of a long scan) is refused with that reason
+# rather than cut off with a bare error.
+READING_SECONDS = 45.0
+
 
 class DocumentRefusedError(Exception):
     """An upload refused, with the reason for the uploader and the HTTP status that says what kind of refusal."""
@@ -40,6 +45,7 @@ class Upload:
 
 def document_upload(*, owner: AnyUser, filename: str, data: bytes) -> Upload:
     owner_pk = _signed_in(owner)
+    filename = clean_filename(filename)  # as stored and as every message names it
     limits = settings.VERIMED.limits
     if len(data) > limits.library_file_max_bytes:
         limit = size_in_words(limits.library_file_max_bytes)
@@ -51,7 +57,12 @@ def document_upload(*, owner: AnyUser, filename: str, data: bytes) -> Upload:
     if known is not None:
         return _known(known, filename)
     try:
-        read = read_full_text(data, max_bytes=limits.library_file_max_bytes, max_pages=limits.library_max_pages)
+        read = read_full_text(
+            data,
+            max_bytes=limits.library_file_max_bytes,
+            max_pages=limits.library_max_pages,
+            max_seconds=READING_SECONDS,
+        )
     except FullTextError as exc:
         raise DocumentRefusedError(f"{filename}: {exc}") from None
     passages = passages_of(read.article)
@@ -67,7 +78,7 @@ def document_upload(*, owner: AnyUser, filename: str, data: bytes) -> Upload:
         document = Document.objects.create(
             owner_id=owner_pk,
             kind=read.kind,
-            filename=_clean_filename(filename),
+            filename=filename,
             sha256=digest,
             byte_size=len(data),
             pages=article.pages,
@@ -164,7 +175,7 @@ def _check_room(*, owner_pk: int, adding: int) -> None:
         )
 
 
-def _clean_filename(name: str) -> str:
+def clean_filename(name: str) -> str:
     """The last part of the name the browser sent, without control characters, at most 255 characters."""
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
     return "".join(character for character in base if character.isprintable())[:255] or "unnamed"

@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import UploadedFile
 
 from webapp.accounts.roles import AnyUser
 from webapp.library.models import Document
-from webapp.library.services import DocumentRefusedError, document_upload, size_in_words
+from webapp.library.services import DocumentRefusedError, clean_filename, document_upload, size_in_words
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ def uploads_from(*, owner: AnyUser, files: Sequence[UploadedFile]) -> list[Uploa
 
 
 def _upload_one(*, owner: AnyUser, file: UploadedFile) -> UploadOutcome:
-    name = file.name or "unnamed"
+    name = clean_filename(file.name or "")
     limit = settings.VERIMED.limits.library_file_max_bytes
     try:
         # The size Django counted while it received the file: an oversized one is refused before it is read into

@@ -270,3 +270,12 @@ def test_a_jats_documents_view_is_its_page_at_the_passage(researcher_client: Cli
     assert response["Location"] == f"/library/{document.pk}/#passage-2"
     page = researcher_client.get(f"/library/{document.pk}/").content.decode()
     assert 'id="passage-2"' in page  # what the anchor lands on, highlighted by :target
+
+
+def test_a_file_name_is_stored_and_reported_without_its_path_or_control_characters(owner, paper):
+    upload = document_upload(owner=owner, filename="C:\\Users\\me\\pa\x1bper\u200b.xml", data=paper)
+
+    assert upload.document.filename == "paper.xml"
+    with pytest.raises(DocumentRefusedError) as refusal:
+        document_upload(owner=owner, filename="../../etc/x\x00y.pdf", data=b"MZ")
+    assert str(refusal.value).startswith("xy.pdf: ")
