@@ -15,7 +15,16 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from tests.indexer.jats_samples import PMID, jats_article, pqal_pmids, pqal_record
-from tests.indexer.pdf_samples import Layout, paper_blocks, pqal_records, pubmed_citations, typeset
+from tests.indexer.pdf_samples import (
+    Block,
+    Layout,
+    encrypted,
+    flate_bomb,
+    paper_blocks,
+    pqal_records,
+    pubmed_citations,
+    typeset,
+)
 from webapp.corpus.models import Article
 from webapp.library.models import Document, DocumentFile, Passage
 from webapp.library.services import DocumentRefusedError, document_upload
@@ -279,3 +288,27 @@ def test_a_file_name_is_stored_and_reported_without_its_path_or_control_characte
     with pytest.raises(DocumentRefusedError) as refusal:
         document_upload(owner=owner, filename="../../etc/x\x00y.pdf", data=b"MZ")
     assert str(refusal.value).startswith("xy.pdf: ")
+
+
+@pytest.fixture(scope="module")
+def pdf_blocks(data_dir: Path) -> list[Block]:
+    return paper_blocks(pqal_records(data_dir)[:6], pubmed_citations(data_dir)[:12])
+
+
+@pytest.mark.parametrize(
+    ("hostile", "reason"),
+    [
+        (lambda blocks: encrypted(blocks, user_password="secret"), "needs a password"),
+        (lambda blocks: typeset(blocks, Layout("one-column")).pdf[:-4000], "incomplete"),
+        (lambda blocks: flate_bomb("Hello bomb", megabytes=640), "decompression bomb"),
+        (lambda blocks: b"%PDF-1.7\n" + b"\x00not an object\n" * 200 + b"%%EOF\n", "damaged"),
+        (lambda blocks: b"<!DOCTYPE html><html><body>Sign in to read this PDF</body></html>", "not a JATS <article>"),
+    ],
+    ids=["encrypted", "truncated", "bomb", "damaged", "html-named-pdf"],
+)
+def test_a_hostile_pdf_is_refused_through_the_upload_and_leaves_no_trace(owner, pdf_blocks, hostile, reason):
+    with pytest.raises(DocumentRefusedError) as refusal:
+        document_upload(owner=owner, filename="paper.pdf", data=hostile(pdf_blocks))
+
+    assert reason in str(refusal.value)
+    assert _nothing_stored()
