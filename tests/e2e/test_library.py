@@ -150,7 +150,10 @@ def test_an_answer_asked_in_the_library_cites_a_pdf_page_that_opens_there_with_i
     stack: RunningStack, page: Page, tmp_path: Path
 ) -> None:
     """The LLM writes the answer from the researcher's own papers only (the model sees nothing else, so what it cites
-    must be one of their pages), the chip opens the page's text, and from there the PDF at that page."""
+    must be one of their pages), the chip opens the page's text, and from there the PDF at that page.
+
+    On the embedded default in the suite (an LLM answer costs the suite most of a minute); the production profile by
+    hand: `VERIMED_E2E_PROFILES=production pytest tests/e2e/test_library.py -k answer_asked` (passed 2026-11-28)."""
     paper = _write_papers(tmp_path, 1, first=PAPERS)[0]  # a paper of its own, after the twenty of the other test
     sign_in(page, stack, "researcher")
     page.goto(stack.url + "/library/")
