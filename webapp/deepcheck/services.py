@@ -14,6 +14,7 @@ from verifier.claim_extraction import ClaimExtractor, extraction_budget
 from verifier.claim_tree import REQUERY_ABSTRACTS, DeepChecker, DeepCheckStoppedError
 from webapp.deepcheck.models import ClaimFlag, DeepCheck
 from webapp.deepcheck.pipeline import HybridClaimSearch
+from webapp.deepcheck.private_text import without_library_text
 from webapp.qa.llm import llm_for
 from webapp.qa.models import ModelAction, Question
 from webapp.qa.pipeline import SITE_LANGUAGE_MODEL, SITE_VERIFIER, pipeline_rereading
@@ -129,7 +130,7 @@ def deep_check_run(*, deep_check_id: int, run: int | None = None) -> None:
         status=DeepCheck.Status.DONE,
         stage="done",
         progress=100,
-        tree=tree.as_dict(),
+        tree=without_library_text(tree.as_dict()),
         models_used={
             "extractor": extractor.model_id,
             "verifier": verifier.classifier.model_id,
