@@ -14,6 +14,7 @@ class Paragraph:
     section: str  # the titles of the sections it sits in, outermost first, joined by " > "; "" before any section
     text: str
     page: int | None = None  # 1-based page it starts on; None where the format has no pages (JATS)
+    ocr: bool = False  # read by OCR from a scanned page (no text layer): it may hold misread words
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ class Passage:
     section: str
     page: int | None  # None for a format without pages (JATS)
     text: str
+    ocr: bool = False  # some of it was read by OCR from a scanned page
 
 
 def passages_of(article: FullText, *, max_words: int = PASSAGE_WORDS) -> list[Passage]:
@@ -40,8 +41,8 @@ def passages_of(article: FullText, *, max_words: int = PASSAGE_WORDS) -> list[Pa
         for piece in _packed(run, max_words=max_words)
     )
     return [
-        Passage(ordinal=ordinal, section=section, page=page, text=text)
-        for ordinal, (section, (page, text)) in enumerate(texts)
+        Passage(ordinal=ordinal, section=section, page=page, text=text, ocr=ocr)
+        for ordinal, (section, (page, text, ocr)) in enumerate(texts)
     ]
 
 
@@ -61,21 +62,23 @@ def _body_opens_with_abstract(article: FullText) -> bool:
     return bool(article.paragraphs) and article.paragraphs[0].section.split(" > ")[0].lower() == "abstract"
 
 
-def _packed(paragraphs: Iterable[Paragraph], *, max_words: int) -> Iterator[tuple[int | None, str]]:
+def _packed(paragraphs: Iterable[Paragraph], *, max_words: int) -> Iterator[tuple[int | None, str, bool]]:
     """Sentences of consecutive paragraphs of one section packed while they fit `max_words`; a longer sentence stands
-    alone, whole. Each passage carries the page of its first sentence."""
+    alone, whole. Each passage carries the page of its first sentence, and whether any of it was read by OCR."""
     current: list[str] = []
     words = 0
     page: int | None = None
+    ocr = False
     for paragraph in paragraphs:
         for sentence in split_for_chunks(" ".join(paragraph.text.split())):
             length = len(sentence.split())
             if current and words + length > max_words:
-                yield page, " ".join(current)
-                current, words = [], 0
+                yield page, " ".join(current), ocr
+                current, words, ocr = [], 0, False
             if not current:
                 page = paragraph.page
             current.append(sentence)
+            ocr = ocr or paragraph.ocr
             words += length
     if current:
-        yield page, " ".join(current)
+        yield page, " ".join(current), ocr

@@ -128,7 +128,7 @@ def _ocr_paragraphs(
         for line in block.splitlines():
             text = join_lines(text, line.strip()) if line.strip() else text
         if text:
-            paragraphs.append(Paragraph(section=section, text=text, page=page))
+            paragraphs.append(Paragraph(section=section, text=text, page=page, ocr=True))
     return paragraphs
 
 

@@ -350,3 +350,15 @@ def library_papers(data_dir: Path, count: int, *, per_paper: int = 6, first: int
         blocks = paper_blocks(records[index * per_paper : (index + 1) * per_paper], citations[index * 8 :])
         built.append((f"paper-{index + 1:02d}.pdf", typeset(blocks, layout)))
     return built
+
+
+def scanned_text_page(text: str) -> bytes:
+    """`text` typeset, then rendered to greyscale pixels and stored as a page holding only that image: a scan of real
+    text, with no text layer."""
+    import pypdfium2
+
+    page = typeset([Block("paragraph", text)], Layout("scan", page_numbers=False, body_size=12, hyphenate=False))
+    bitmap = pypdfium2.PdfDocument(page.pdf)[0].render(scale=200 / 72, grayscale=True, crop=(0, 560, 0, 0))
+    rows = bytes(bitmap.buffer)
+    gray = b"".join(rows[row * bitmap.stride : row * bitmap.stride + bitmap.width] for row in range(bitmap.height))
+    return scanned_page(gray, bitmap.width, bitmap.height)

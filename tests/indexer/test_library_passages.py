@@ -60,3 +60,17 @@ def test_a_pdf_without_headings_keeps_every_paragraph_and_jats_keeps_its_lead_pa
         "An opening paragraph before any section.",
         "We did it.",
     ]
+
+
+def test_a_passage_holding_any_ocr_text_is_marked_as_read_by_ocr() -> None:
+    article = _article(
+        (
+            Paragraph("Results", "Typed text on page one.", page=1),
+            Paragraph("Results", "Scanned text on page two.", page=2, ocr=True),
+            Paragraph("Discussion", "Typed again.", page=3),
+        )
+    )
+
+    passages = passages_of(article)
+
+    assert [(passage.section, passage.ocr) for passage in passages] == [("Results", True), ("Discussion", False)]

@@ -65,6 +65,7 @@ class Passage(models.Model):
     section = models.CharField(max_length=512, blank=True)
     page = models.PositiveIntegerField(null=True, blank=True, help_text="the PDF page it starts on; none for JATS")
     text = models.TextField()
+    ocr = models.BooleanField(default=False, help_text="read by OCR from a scanned page: it may hold misread words")
 
     class Meta:
         ordering = ["document", "ordinal"]

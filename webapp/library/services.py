@@ -97,6 +97,7 @@ def document_upload(*, owner: AnyUser, filename: str, data: bytes) -> Upload:
                 section=passage.section[:512],
                 page=passage.page,
                 text=passage.text,
+                ocr=passage.ocr,
             )
             for passage in passages
         )

@@ -23,6 +23,7 @@ from tests.indexer.pdf_samples import (
     paper_blocks,
     pqal_records,
     pubmed_citations,
+    scanned_text_page,
     typeset,
 )
 from webapp.corpus.models import Article
@@ -312,3 +313,14 @@ def test_a_hostile_pdf_is_refused_through_the_upload_and_leaves_no_trace(owner, 
 
     assert reason in str(refusal.value)
     assert _nothing_stored()
+
+
+def test_a_scanned_pdf_is_read_by_ocr_and_its_passages_say_so(owner, researcher_client: Client, data_dir):
+    text = " ".join(str(pqal_record(data_dir)["CONTEXTS"][0]).split())  # type: ignore[index]
+
+    document = document_upload(owner=owner, filename="scan.pdf", data=scanned_text_page(text)).document
+
+    passages = list(Passage.objects.filter(document=document))
+    assert passages
+    assert all(passage.ocr for passage in passages)
+    assert "read by OCR from a scanned page" in researcher_client.get(f"/library/{document.pk}/").content.decode()

@@ -10,7 +10,7 @@ from webapp.library.models import Document, Passage
 class PassageSerializer(serializers.ModelSerializer):
     class Meta:
         model = Passage
-        fields = ["ordinal", "section", "page", "text"]
+        fields = ["ordinal", "section", "page", "text", "ocr"]
 
 
 class DocumentSerializer(serializers.ModelSerializer):
