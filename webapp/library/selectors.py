@@ -15,12 +15,13 @@ def documents_of(*, user: AnyUser) -> QuerySet[Document]:
     return Document.objects.filter(owner__pk=user.pk, deleting=False).annotate(passage_count=Count("passages"))
 
 
-def library_usage(*, user: AnyUser) -> tuple[int, int]:
-    """How many documents the user's library holds and their files' bytes together, for the limits line."""
-    if user.pk is None:
+def library_usage(*, owner_id: int | None) -> tuple[int, int]:
+    """How many documents a library holds and their files' bytes together (those being deleted included: they hold
+    their room until they are gone): the limits line and the limits themselves."""
+    if owner_id is None:
         return 0, 0
-    held = Document.objects.filter(owner__pk=user.pk)
-    return held.count(), held.aggregate(size=Sum("byte_size"))["size"] or 0
+    held = Document.objects.filter(owner_id=owner_id).aggregate(count=Count("pk"), size=Sum("byte_size"))
+    return held["count"], held["size"] or 0
 
 
 def passages_of_document(*, document: Document) -> QuerySet[Passage]:

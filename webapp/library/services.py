@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Sum
 
 from indexer.full_text import FullTextError
 from indexer.full_text_files import read_full_text
@@ -21,6 +20,7 @@ from indexer.library_passages import passages_of
 from webapp.accounts.roles import AnyUser
 from webapp.corpus.models import Article
 from webapp.library.models import Document, DocumentFile, Passage
+from webapp.library.selectors import library_usage
 from webapp.task_publishing import task_publish_or_record
 
 # A file is read while its upload request waits, and the web server ends a request at 60 s (gunicorn's --timeout in
@@ -162,8 +162,7 @@ def document_delete(*, document: Document) -> None:
 
 def _check_room(*, owner_pk: int, adding: int) -> None:
     limits = settings.VERIMED.limits
-    held = Document.objects.filter(owner__pk=owner_pk)
-    count, size = held.count(), held.aggregate(size=Sum("byte_size"))["size"] or 0
+    count, size = library_usage(owner_id=owner_pk)
     if limits.library_max_documents and count >= limits.library_max_documents:
         raise DocumentRefusedError(
             f"your library holds {count} documents, the most it may; delete some to add more", http_status=403

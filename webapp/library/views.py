@@ -22,7 +22,7 @@ _FILE_TYPES: dict[str, str] = {Document.Kind.PDF: "application/pdf", Document.Ki
 @require_GET
 @role_required(RESEARCHER)
 def library(request: HttpRequest) -> HttpResponse:
-    count, size = selectors.library_usage(user=request.user)
+    count, size = selectors.library_usage(owner_id=request.user.pk)
     context = {
         "documents": selectors.documents_of(user=request.user),
         "usage": {"count": count, "bytes": size},
