@@ -6,9 +6,9 @@ from generator.answer import ContextAbstract
 from generator.context_focus import focused_abstract, focused_context
 from webapp.corpus import engines
 from webapp.corpus.models import Article
-from webapp.library.sources import library_pages
 from webapp.qa.models import Question
 from webapp.qa.pipeline import PipelineSettings
+from webapp.qa.source_texts import source_texts
 from webapp.qa.threads import thread_cited_pmids
 
 # At most this many abstracts from the thread's earlier answers join a follow-up's own (see _earlier_sources).
@@ -17,10 +17,7 @@ EARLIER_SOURCES_MAX = 3
 
 def generation_context(question: Question, pipeline: PipelineSettings) -> list[ContextAbstract]:
     pmids = list(question.retrieved.values_list("pmid", flat=True))
-    articles = Article.objects.in_bulk(pmids, field_name="pmid")
-    pages = library_pages(source_ids=pmids, owner_id=question.user_id)  # the asker's own papers, page by page
-    texts = {pmid: (article.title, article.abstract) for pmid, article in articles.items()}
-    texts |= {key: (page.title, page.text) for key, page in pages.items()}
+    texts = source_texts(ids=pmids, owner_id=question.user_id)  # abstracts, and the asker's own pages
     retrieved = [
         ContextAbstract(pmid=pmid, title=texts[pmid][0], abstract=texts[pmid][1])
         for pmid in pmids

@@ -14,11 +14,10 @@ from verifier.registry import build_claim_classifier, build_evidence_finder
 from verifier.vectors import SentenceVectors
 from verifier.verify import AnswerVerifier, CitedAbstract
 from webapp.corpus import engines
-from webapp.corpus.models import Article
-from webapp.library.sources import library_pages
 from webapp.qa.llm import llm_settings_for
 from webapp.qa.models import Question
 from webapp.qa.pipeline import PipelineSettings
+from webapp.qa.source_texts import source_texts
 
 # About 75 MB of MiniLM vectors: a few thousand abstracts' sentences stay embedded between questions.
 SENTENCE_VECTOR_CACHE = 50_000
@@ -64,16 +63,8 @@ def answer_verifier(pipeline: PipelineSettings) -> AnswerVerifier:
 def cited_abstracts(*, pmids: Iterable[str], owner_id: int | None = None) -> dict[str, CitedAbstract]:
     """The stored abstracts of these PMIDs; one no longer stored (a deletion file removed it) is left out. With
     `owner_id`, the cited pages of that person's library too (`DOC:<id>:p<page>`), each read as its page's text."""
-    wanted = list(set(pmids))
-    articles = Article.objects.only("pmid", "title", "abstract").in_bulk(wanted, field_name="pmid")
-    pages = library_pages(source_ids=wanted, owner_id=owner_id)
-    return {
-        **{
-            pmid: CitedAbstract(pmid=pmid, title=article.title, abstract=article.abstract)
-            for pmid, article in articles.items()
-        },
-        **{key: CitedAbstract(pmid=key, title=page.title, abstract=page.text) for key, page in pages.items()},
-    }
+    texts = source_texts(ids=pmids, owner_id=owner_id)
+    return {key: CitedAbstract(pmid=key, title=title, abstract=text) for key, (title, text) in texts.items()}
 
 
 @dataclass(frozen=True)
