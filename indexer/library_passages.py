@@ -13,6 +13,7 @@ from itertools import groupby
 
 from indexer.chunking import split_for_chunks
 from indexer.full_text import FullText, Paragraph
+from indexer.passages import packed_runs
 
 # About a third of a two-column page: the size of the PubMed abstracts the models were trained on (~200 words), a
 # little less so that a passage and its neighbours still fit the verifier's window.
@@ -65,20 +66,11 @@ def _body_opens_with_abstract(article: FullText) -> bool:
 def _packed(paragraphs: Iterable[Paragraph], *, max_words: int) -> Iterator[tuple[int | None, str, bool]]:
     """Sentences of consecutive paragraphs of one section packed while they fit `max_words`; a longer sentence stands
     alone, whole. Each passage carries the page of its first sentence, and whether any of it was read by OCR."""
-    current: list[str] = []
-    words = 0
-    page: int | None = None
-    ocr = False
-    for paragraph in paragraphs:
-        for sentence in split_for_chunks(" ".join(paragraph.text.split())):
-            length = len(sentence.split())
-            if current and words + length > max_words:
-                yield page, " ".join(current), ocr
-                current, words, ocr = [], 0, False
-            if not current:
-                page = paragraph.page
-            current.append(sentence)
-            ocr = ocr or paragraph.ocr
-            words += length
-    if current:
-        yield page, " ".join(current), ocr
+    sentences = [
+        (sentence, paragraph)
+        for paragraph in paragraphs
+        for sentence in split_for_chunks(" ".join(paragraph.text.split()))
+    ]
+    for run in packed_runs([len(sentence.split()) for sentence, _ in sentences], max_words=max_words):
+        packed = [sentences[index] for index in run]
+        yield packed[0][1].page, " ".join(sentence for sentence, _ in packed), any(p.ocr for _, p in packed)

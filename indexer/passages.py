@@ -23,15 +23,20 @@ def passage_windows(title: str, abstract: str, *, max_words: int = PASSAGE_WORDS
 def packed_windows(title: str, sentences: Sequence[str], *, max_words: int = PASSAGE_WORDS) -> list[str]:
     """`passage_windows` over sentences already split (splitting is the slow part; callers may keep its result)."""
     windows = [" ".join(title.split())] if title.strip() else []
-    current: list[str] = []
-    words = 0
-    for sentence in sentences:
-        length = len(sentence.split())
-        if current and words + length > max_words:
-            windows.append(" ".join(current))
-            current, words = [], 0
-        current.append(" ".join(sentence.split()))
-        words += length
-    if current:
-        windows.append(" ".join(current))
-    return windows
+    runs = packed_runs([len(sentence.split()) for sentence in sentences], max_words=max_words)
+    return windows + [" ".join(" ".join(sentences[index].split()) for index in run) for run in runs]
+
+
+def packed_runs(words: Sequence[int], *, max_words: int) -> list[range]:
+    """Consecutive items (sentences, by their word counts) packed while they fit `max_words`; an item longer than
+    that stands alone, whole. The runs cover every item, in order."""
+    runs: list[range] = []
+    start, used = 0, 0
+    for index, length in enumerate(words):
+        if index > start and used + length > max_words:
+            runs.append(range(start, index))
+            start, used = index, 0
+        used += length
+    if start < len(words):
+        runs.append(range(start, len(words)))
+    return runs
