@@ -5,9 +5,13 @@ p<n> is the n-th)."""
 
 from __future__ import annotations
 
+import operator
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import reduce
+
+from django.db.models import Q
 
 from indexer.base import FusedHit, SearchFilters
 from indexer.hybrid import HybridSettings, hybrid_search
@@ -52,8 +56,14 @@ def library_search(*, query: str, owner_id: int, settings: HybridSettings, top_k
         filters=SearchFilters(owner=str(owner_id)),
     )
     keys = {hit.pmid: parsed for hit in hits if (parsed := parse_passage_index_id(hit.pmid)) is not None}
+    ordinals: dict[int, set[int]] = defaultdict(set)
+    for document_id, ordinal in keys.values():
+        ordinals[document_id].add(ordinal)
+    # The hits' own passages only: a long document holds thousands, and this runs for every question.
     rows = Passage.objects.filter(
-        document__owner_id=owner_id, document__deleting=False, document_id__in={doc for doc, _ in keys.values()}
+        _any_of(Q(document_id=document_id, ordinal__in=found) for document_id, found in ordinals.items()),
+        document__owner_id=owner_id,
+        document__deleting=False,
     ).only("document_id", "ordinal", "page")
     pages = {(row.document_id, row.ordinal): passage_page(row) for row in rows}
     best: dict[str, FusedHit] = {}
@@ -74,6 +84,17 @@ def library_search(*, query: str, owner_id: int, settings: HybridSettings, top_k
     return list(best.values())[:top_k]
 
 
+def _on_pages(document_id: int, pages: set[int]) -> Q:
+    """The document's passages that start on these pages (`passage_page`'s rule, as a query)."""
+    numbered = Q(page__isnull=True, ordinal__in=[page - 1 for page in pages])
+    return Q(document_id=document_id) & (Q(page__in=pages) | numbered)
+
+
+def _any_of(conditions: Iterable[Q]) -> Q:
+    """The conditions ORed; one that matches nothing when there are none."""
+    return reduce(operator.or_, conditions, Q(pk__in=[]))
+
+
 def library_pages(*, source_ids: Iterable[str], owner_id: int | None) -> dict[str, LibraryPage]:
     """The pages among `source_ids` that belong to `owner_id`'s library (any other id is left out: a PMID, a page
     of someone else's document, a deleted one)."""
@@ -85,11 +106,21 @@ def library_pages(*, source_ids: Iterable[str], owner_id: int | None) -> dict[st
     if owner_id is None or not wanted:
         return {}
     documents = Document.objects.filter(pk__in=wanted, owner_id=owner_id, deleting=False).in_bulk()
+    if not documents:
+        return {}
+    # Those pages' passages only (the answer page reads this on every poll; a document may hold thousands): a PDF's
+    # by their page, a JATS document's (no pages) by the passage a page number stands for (`passage_page`).
+    on_pages = _any_of(
+        Q(document_id=document_id)
+        & (
+            Q(page__in=wanted[document_id])
+            | Q(page__isnull=True, ordinal__in=[page - 1 for page in wanted[document_id]])
+        )
+        for document_id in documents
+    )
     texts: dict[tuple[int, int], list[Passage]] = defaultdict(list)
-    for passage in Passage.objects.filter(document_id__in=documents).order_by("document_id", "ordinal"):
-        page = passage_page(passage)
-        if page in wanted[passage.document_id]:
-            texts[(passage.document_id, page)].append(passage)
+    for passage in Passage.objects.filter(on_pages).order_by("document_id", "ordinal"):
+        texts[(passage.document_id, passage_page(passage))].append(passage)
     return {
         page_citation_id(document_id, page): LibraryPage(
             source_id=page_citation_id(document_id, page),

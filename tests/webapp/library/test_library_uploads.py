@@ -20,6 +20,7 @@ from tests.indexer.pdf_samples import (
     Layout,
     encrypted,
     flate_bomb,
+    library_papers,
     paper_blocks,
     pqal_records,
     pubmed_citations,
@@ -29,6 +30,7 @@ from tests.indexer.pdf_samples import (
 from webapp.corpus.models import Article
 from webapp.library.models import Document, DocumentFile, Passage
 from webapp.library.services import DocumentRefusedError, document_upload
+from webapp.library.sources import library_pages
 
 pytestmark = pytest.mark.django_db
 
@@ -324,3 +326,17 @@ def test_a_scanned_pdf_is_read_by_ocr_and_its_passages_say_so(owner, researcher_
     assert passages
     assert all(passage.ocr for passage in passages)
     assert "read by OCR from a scanned page" in researcher_client.get(f"/library/{document.pk}/").content.decode()
+
+
+def test_a_cited_pdf_page_reads_as_the_passages_starting_on_it(owner, role_users, data_dir):
+    name, paper = library_papers(data_dir, 1)[0]
+    document = document_upload(owner=owner, filename=name, data=paper.pdf).document
+    on_two = list(Passage.objects.filter(document=document, page=2).order_by("ordinal"))
+    cited = f"DOC:{document.pk}:p2"
+
+    pages = library_pages(source_ids=[cited, f"DOC:{document.pk}:p99", "12345678"], owner_id=owner.pk)
+
+    assert list(pages) == [cited]
+    assert pages[cited].text == " ".join(passage.text for passage in on_two)
+    assert pages[cited].first_passage == on_two[0].ordinal
+    assert library_pages(source_ids=[cited], owner_id=role_users["reviewer"].pk) == {}
