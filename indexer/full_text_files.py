@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from indexer.full_text import FullText, FullTextError
+from indexer.jats import read_jats
+from indexer.pdf_text import HEADER_WINDOW, read_pdf
 
 Kind = Literal["pdf", "jats"]
 
-# A PDF's header may follow up to 1 KiB of junk (the PDF reference allows it; some generators prepend a BOM or mail
-# headers); XML may open with a byte-order mark and whitespace.
-_PDF_HEADER_WINDOW = 1024
+# A PDF's header may follow a little junk (indexer.pdf_text.HEADER_WINDOW); XML may open with a byte-order mark and
+# whitespace.
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
@@ -24,7 +25,7 @@ class ReadFile:
 
 def sniff_kind(data: bytes) -> Kind:
     """ "pdf" or "jats" from the file's first bytes, or FullTextError naming what it seems to be instead."""
-    if b"%PDF-" in data[:_PDF_HEADER_WINDOW]:
+    if b"%PDF-" in data[:HEADER_WINDOW]:
         return "pdf"
     head = data.removeprefix(_UTF8_BOM).lstrip()[:1]
     if head == b"<":
@@ -39,12 +40,8 @@ def read_full_text(data: bytes, *, max_bytes: int, max_pages: int, max_seconds: 
         raise FullTextError("the file is empty")
     kind = sniff_kind(data)
     if kind == "pdf":
-        from indexer.pdf_text import read_pdf  # the PDF library loads only when a PDF comes
-
         article = read_pdf(data, max_bytes=max_bytes, max_pages=max_pages, max_seconds=max_seconds)
         return ReadFile(kind=kind, article=article)
-    from indexer.jats import read_jats
-
     return ReadFile(kind=kind, article=read_jats(data, max_bytes=max_bytes))
 
 
