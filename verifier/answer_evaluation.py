@@ -51,6 +51,7 @@ from verifier.bottom_line import (
     DevQuestion,
     consensus_votes,
     decide_bottom_line,
+    vote_relevance,
 )
 from verifier.claim_rewriting import yes_no_claim
 from verifier.consensus import CONSENSUS_ABSTRACTS, answer_stance, claim_consensus
@@ -114,7 +115,8 @@ def read_question(
             )
             for hit in hits[:CONSENSUS_ABSTRACTS]
         ]
-        votes = tuple(consensus_votes(claim_consensus(verifier, claim, abstracts)))
+        relevance = vote_relevance({hit.pmid: hit.semantic_score for hit in hits[:CONSENSUS_ABSTRACTS]})
+        votes = tuple(consensus_votes(claim_consensus(verifier, claim, abstracts), relevance=relevance))
     return QuestionReading(
         question=question,
         claim=claim,

@@ -4,10 +4,15 @@ Every vote is one retrieved abstract: the verifier's verdict on the question's c
 meter's inputs, `verifier.consensus`). An abstract votes yes when the verifier leans SUPPORT, no when it leans
 CONTRADICT, and abstains when it leans NO_EVIDENCE. A vote weighs
 
-    rank_decay ** rank  x  the verifier's calibrated probability of its leaning  x  (unclear_weight if shown Unclear)
+    rank_decay ** rank  x  relevance ** relevance_power  x  the verifier's calibrated probability of its leaning
+        x  (unclear_weight if shown Unclear)
 
-so the first-ranked, confidently judged abstracts count most, and a verdict the page shows as Unclear counts only as
-much as the fitted `unclear_weight` says. A retracted paper never votes. The answer LLM's own stance, when it is
+so on-topic, confidently judged abstracts count most, and a verdict the page shows as Unclear counts only as much as
+the fitted `unclear_weight` says. `relevance` is how close the dense search found the abstract to the question,
+rescaled over the abstracts read (the closest 1, the farthest 0; `vote_relevance`): a yes/no question is usually
+answered by one or two of the ten abstracts, and the rest are on its topic without testing its claim. Rank does not
+single that abstract out (retrieval puts BM25 first), the dense score does more often (benchmarks/README.md, "The
+bottom line"). A retracted paper never votes. The answer LLM's own stance, when it is
 known, adds `stance_weight` to its side, as one more voice that the page names.
 
 Then: too little weight on either side is Not enough evidence; one side's share of the weight at or above
@@ -53,6 +58,7 @@ class AbstractVote:
     shown: str  # what the page shows for it: the leaning, or UNCLEAR
     probabilities: Mapping[str, float]  # calibrated
     retracted: bool = False
+    relevance: float = 1.0  # 0..1 among the abstracts read: `vote_relevance`
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,7 @@ class BottomLineRule:
     minimum_weight: float = 0.5
     majority: float = 0.7
     stance_weight: float = 0.0
+    relevance_power: float = 0.0  # 0: relevance does not weigh (the rules fitted before it existed)
     fitted_on: tuple[str, ...] = ()  # the dev sets it was chosen on, for the model card and the audit
     dev_accuracy: float | None = None
 
@@ -69,6 +76,8 @@ class BottomLineRule:
         if vote.retracted or vote.leaning not in _SIDE:
             return 0.0
         weight = self.rank_decay**vote.rank * float(vote.probabilities.get(vote.leaning, 0.0))
+        if self.relevance_power:
+            weight *= max(vote.relevance, 0.0) ** self.relevance_power
         return weight * (self.unclear_weight if vote.shown == UNCLEAR else 1.0)
 
     def save(self, folder: Path) -> Path:
@@ -180,6 +189,7 @@ GRID: dict[str, tuple[float, ...]] = {
     "minimum_weight": (0.1, 0.25, 0.5, 1.0),
     "majority": (0.5, 0.6, 0.7, 0.8),
     "stance_weight": (0.0, 0.25, 0.5, 1.0),
+    "relevance_power": (0.0, 1.0, 2.0, 4.0),
 }
 
 
@@ -199,8 +209,13 @@ def fit_bottom_line_rule(
     weights = _resolved_weights(questions, source_weights)
     stance_grid = GRID["stance_weight"] if with_stance else (0.0,)
     best: tuple[float, BottomLineRule] | None = None
-    for decay, unclear, minimum, majority, stance_weight in itertools.product(
-        GRID["rank_decay"], GRID["unclear_weight"], GRID["minimum_weight"], GRID["majority"], stance_grid
+    for decay, unclear, minimum, majority, stance_weight, relevance_power in itertools.product(
+        GRID["rank_decay"],
+        GRID["unclear_weight"],
+        GRID["minimum_weight"],
+        GRID["majority"],
+        stance_grid,
+        GRID["relevance_power"],
     ):
         rule = BottomLineRule(
             rank_decay=decay,
@@ -208,6 +223,7 @@ def fit_bottom_line_rule(
             minimum_weight=minimum,
             majority=majority,
             stance_weight=stance_weight,
+            relevance_power=relevance_power,
         )
         score = _weighted_accuracy(questions, rule, weights)
         if best is None or score > best[0] + 1e-12:
@@ -237,8 +253,24 @@ def _resolved_weights(questions: Sequence[DevQuestion], source_weights: Mapping[
     return weights
 
 
-def consensus_votes(consensus: Consensus, *, retracted: Collection[str] = ()) -> list[AbstractVote]:
-    """The votes of a consensus's abstracts, ranked in retrieval order; PMIDs in `retracted` are kept from voting."""
+def vote_relevance(semantic_scores: Mapping[str, float | None]) -> dict[str, float]:
+    """Each abstract's relevance for its vote: its dense-search score (`FusedHit.semantic_score`; None or 0 when the
+    dense leg did not return it) rescaled over the abstracts read, so the closest is 1 and the farthest 0. One
+    abstract, or all scored alike, are all 1: nothing sets them apart."""
+    scores = {pmid: float(score or 0.0) for pmid, score in semantic_scores.items()}
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    if high - low <= 1e-9:
+        return dict.fromkeys(scores, 1.0)
+    return {pmid: (score - low) / (high - low) for pmid, score in scores.items()}
+
+
+def consensus_votes(
+    consensus: Consensus, *, retracted: Collection[str] = (), relevance: Mapping[str, float] | None = None
+) -> list[AbstractVote]:
+    """The votes of a consensus's abstracts, ranked in retrieval order; PMIDs in `retracted` are kept from voting.
+    `relevance` (`vote_relevance`) weighs each vote as the rule says; an abstract it does not name counts fully."""
     return [
         AbstractVote(
             pmid=verdict.pmid,
@@ -247,6 +279,7 @@ def consensus_votes(consensus: Consensus, *, retracted: Collection[str] = ()) ->
             shown=verdict.label,
             probabilities=verdict.probabilities,
             retracted=verdict.pmid in retracted,
+            relevance=(relevance or {}).get(verdict.pmid, 1.0),
         )
         for rank, verdict in enumerate(consensus.verdicts)
     ]

@@ -256,6 +256,10 @@ def test_a_run_reads_each_question_and_counts_an_unreadable_one_as_not_enough_ev
     assert by_id["101"].claim == "Aspirin is effective for preventing colorectal adenoma."
     assert by_id["101"].own_rank == 0
     assert all(reading.own_rank is not None for reading in readings)
+    # Each vote carries its abstract's dense-search closeness, rescaled over the abstracts read.
+    relevance = sorted(vote.relevance for vote in by_id["101"].votes)
+    assert len(relevance) > 1
+    assert (relevance[0], relevance[-1]) == (0.0, 1.0)
 
     rule = BottomLineRule(rank_decay=0.8, unclear_weight=1.0, minimum_weight=0.5, majority=0.7)
     summary = SetReport(name=PUBMEDQA, corpus="5 PQA-L abstracts", readings=readings, rule=rule).summary()

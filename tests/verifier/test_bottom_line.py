@@ -17,6 +17,7 @@ from verifier.bottom_line import (
     decide_bottom_line,
     fit_bottom_line_rule,
     load_bottom_line_rule,
+    vote_relevance,
 )
 from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT, UNCLEAR
 
@@ -24,7 +25,16 @@ from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT, UNCLEAR
 FLAT = BottomLineRule(rank_decay=1.0, unclear_weight=0.5, minimum_weight=0.5, majority=0.7)
 
 
-def vote(pmid: str, leaning: str, p: float, *, rank: int = 0, unclear: bool = False, retracted: bool = False):
+def vote(
+    pmid: str,
+    leaning: str,
+    p: float,
+    *,
+    rank: int = 0,
+    unclear: bool = False,
+    retracted: bool = False,
+    relevance: float = 1.0,
+):
     rest = (1.0 - p) / 2
     probabilities = {label: (p if label == leaning else rest) for label in (SUPPORT, CONTRADICT, NO_EVIDENCE)}
     return AbstractVote(
@@ -34,6 +44,7 @@ def vote(pmid: str, leaning: str, p: float, *, rank: int = 0, unclear: bool = Fa
         shown=UNCLEAR if unclear else leaning,
         probabilities=probabilities,
         retracted=retracted,
+        relevance=relevance,
     )
 
 
@@ -90,6 +101,43 @@ def test_lower_ranked_abstracts_weigh_less():
     line = decide_bottom_line([vote("1", SUPPORT, 0.9), vote("3", CONTRADICT, 0.9, rank=2)], decaying)
     assert line.answer == YES
     assert line.weights == {"1": 0.9, "3": 0.225}
+
+
+def test_an_off_topic_abstract_weighs_by_the_fitted_power_of_its_relevance():
+    # The on-topic abstract supports, less surely than two off-topic ones contradict.
+    votes = [
+        vote("own", SUPPORT, 0.7, relevance=1.0),
+        vote("far", CONTRADICT, 0.9, rank=1, relevance=0.2),
+        vote("farther", CONTRADICT, 0.9, rank=2, relevance=0.0),
+    ]
+    assert decide_bottom_line(votes, FLAT).answer == NO, "without relevance the two off-topic votes win"
+    relevant = BottomLineRule(rank_decay=1.0, unclear_weight=1.0, minimum_weight=0.1, majority=0.6, relevance_power=2)
+    line = decide_bottom_line(votes, relevant)
+    assert line.answer == YES
+    assert line.weights == {"own": 0.7, "far": pytest.approx(0.036)}
+    assert (line.no_pmids, line.abstaining) == (("far",), 1), "relevance 0 takes no side"
+
+
+def test_vote_relevance_rescales_the_dense_scores_over_the_abstracts_read():
+    assert vote_relevance({"a": 0.9, "b": 0.5, "c": 0.7}) == pytest.approx({"a": 1.0, "b": 0.0, "c": 0.5})
+    assert vote_relevance({"a": 0.8, "b": None}) == {"a": 1.0, "b": 0.0}, "missed by the dense leg: the least"
+    assert vote_relevance({"a": 0.4, "b": 0.4}) == {"a": 1.0, "b": 1.0}, "nothing sets them apart"
+    assert vote_relevance({"a": 0.0}) == {"a": 1.0}
+    assert vote_relevance({}) == {}
+
+
+def test_the_fit_weighs_by_relevance_when_the_dev_questions_call_for_it():
+    # Each yes question's one relevant abstract supports; two off-topic ones contradict more surely. Only a rule
+    # that weighs relevance answers yes, and the maybe questions (no side taken by anything) still abstain.
+    votes = [
+        vote("own", SUPPORT, 0.8, rank=2, relevance=1.0),
+        vote("x", CONTRADICT, 0.9, relevance=0.1),
+        vote("y", CONTRADICT, 0.9, rank=1, relevance=0.0),
+    ]
+    dev = _dev("a", "yes", votes, copies=3) + _dev("a", "maybe", [], copies=2)
+    rule = fit_bottom_line_rule(dev, fitted_on=["a dev (5)"], with_stance=False)
+    assert rule.relevance_power > 0
+    assert rule.dev_accuracy == 1.0
 
 
 def test_the_answers_stance_adds_its_weight_to_its_side():

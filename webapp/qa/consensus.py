@@ -12,7 +12,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from verifier.bottom_line import BottomLine, BottomLineRule, consensus_votes, decide_bottom_line, load_bottom_line_rule
+from verifier.bottom_line import (
+    BottomLine,
+    BottomLineRule,
+    consensus_votes,
+    decide_bottom_line,
+    load_bottom_line_rule,
+    vote_relevance,
+)
 from verifier.claim_rewriting import yes_no_claim
 from verifier.consensus import (
     CONSENSUS_ABSTRACTS,
@@ -89,7 +96,10 @@ def question_consensus(
     claim = yes_no_claim(question.text)
     if claim is None:
         return None
-    pmids = list(question.retrieved.order_by("rank").values_list("pmid", flat=True)[:CONSENSUS_ABSTRACTS])
+    semantic_scores = dict(
+        question.retrieved.order_by("rank").values_list("pmid", "semantic_score")[:CONSENSUS_ABSTRACTS]
+    )
+    pmids = list(semantic_scores)
     articles = Article.objects.only("pmid", "title", "abstract", "retraction_status").in_bulk(pmids, field_name="pmid")
     # An article removed from the corpus since retrieval (a deletion file) has nothing left to read.
     abstracts = [
@@ -105,7 +115,8 @@ def question_consensus(
     retracted = {
         pmid for pmid, article in articles.items() if article.retraction_status == Article.Retraction.RETRACTED
     }
-    votes = consensus_votes(consensus, retracted=retracted)
+    relevance = vote_relevance({abstract.pmid: semantic_scores[abstract.pmid] for abstract in abstracts})
+    votes = consensus_votes(consensus, retracted=retracted, relevance=relevance)
     stance = answer_stance(verifier, claim, answer_text) if answer_text else None
     return consensus_json(consensus, decide_bottom_line(votes, rule, stance=stance))
 

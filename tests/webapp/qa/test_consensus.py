@@ -105,6 +105,31 @@ def test_the_verify_stage_stores_the_consensus_of_the_first_ten_abstracts(fake_v
     json.dumps(consensus)  # stored as plain JSON
 
 
+def test_each_vote_weighs_by_how_close_the_dense_search_found_its_abstract(fake_verifier: None) -> None:
+    """The stored dense scores of the ten abstracts read give each vote its relevance: the supporting abstract is the
+    closest, the contradicting one the farthest, so under a rule that weighs relevance only the first votes."""
+    question = _answered(None)
+    closeness = {SUPPORTING: 0.9, CONTRADICTING: 0.1, SILENT: 0.5}
+    for document in question.retrieved.all():
+        document.semantic_score = closeness.get(document.pmid, 0.3)
+        document.save(update_fields=["semantic_score"])
+    rule = BottomLineRule(rank_decay=1.0, unclear_weight=1.0, minimum_weight=0.1, majority=0.6, relevance_power=2)
+
+    consensus = question_consensus(question=question, verifier=answer_verifier(default_pipeline_settings()), rule=rule)
+    flat = question_consensus(
+        question=question,
+        verifier=answer_verifier(default_pipeline_settings()),
+        rule=BottomLineRule(rank_decay=1.0, unclear_weight=1.0, minimum_weight=0.1, majority=0.6),
+    )
+
+    assert consensus is not None
+    assert flat is not None
+    assert consensus["bottom_line"]["answer"] == "yes"
+    assert consensus["bottom_line"]["no_pmids"] == [], "the farthest abstract's relevance is 0: it takes no side"
+    assert flat["bottom_line"]["answer"] == "mixed", "without relevance the two sides weigh alike"
+    assert flat["bottom_line"]["no_pmids"] == [CONTRADICTING]
+
+
 def test_a_question_not_asked_yes_or_no_has_no_consensus(fake_verifier: None) -> None:
     question = _verified(text="What does zorvistatin do to blood pressure?")
     assert question.status == Question.Status.DONE
