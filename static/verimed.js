@@ -344,8 +344,15 @@
       disagrees.id = "bottom-line-disagrees";
       bottomLineEl.append(disagrees);
     }
-    let summary = "Rests on " + counted(line.rests_on, "abstract", "abstracts") + ": " +
-      counted(line.yes_pmids.length, "votes yes", "vote yes") + ", " + counted(line.no_pmids.length, "votes no", "vote no") + ".";
+    // Each side's share of the weight, rounded half up as the server rounds (votes weigh unequally, so the counts
+    // alone can point the other way from the answer).
+    const weight = (line.yes_weight || 0) + (line.no_weight || 0);
+    const yesPercent = weight > 0 ? Math.floor((line.yes_weight || 0) / weight * 100 + 0.5) : null;
+    const yesVotes = counted(line.yes_pmids.length, "votes yes", "vote yes");
+    const noVotes = counted(line.no_pmids.length, "votes no", "vote no");
+    let summary = "Rests on " + counted(line.rests_on, "abstract", "abstracts") + ": " + (yesPercent === null
+      ? yesVotes + ", " + noVotes + "."
+      : yesVotes + " (" + yesPercent + "% of the weight), " + noVotes + " (" + (100 - yesPercent) + "%).");
     if (line.abstaining) {
       summary += " " + counted(line.abstaining, "other abstract read takes no side.", "other abstracts read take no side.");
     }

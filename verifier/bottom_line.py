@@ -1,11 +1,16 @@
 """A yes/no question's bottom line (Yes, No, Mixed evidence, Not enough evidence), decided from votes a reader can open.
 
 Every vote is one retrieved abstract: the verifier's verdict on the question's claim form against it (the consensus
-meter's inputs, `verifier.consensus`). An abstract votes yes when the verifier leans SUPPORT, no when it leans
-CONTRADICT, and abstains when it leans NO_EVIDENCE. A vote weighs
+meter's inputs, `verifier.consensus`), read one of two ways (`reading`):
+- "leaning": the abstract votes yes when the verifier leans SUPPORT, no when it leans CONTRADICT, and abstains when
+  it leans NO_EVIDENCE; its strength is the calibrated probability of that leaning.
+- "margin": the abstract votes by the sign of p(SUPPORT) - p(CONTRADICT) + `support_shift`, and its strength is the
+  size of that margin. The leaning goes through the verifier's own decision rule, whose biases (fitted for the
+  answer's sentences, where a missed contradiction costs most) favour CONTRADICT; a yes/no question asks only which
+  of the two the abstract is nearer, so the margin reads it without them, the shift fitted on dev instead.
+A vote weighs
 
-    rank_decay ** rank  x  relevance ** relevance_power  x  the verifier's calibrated probability of its leaning
-        x  (unclear_weight if shown Unclear)
+    rank_decay ** rank  x  relevance ** relevance_power  x  its strength  x  (unclear_weight if shown Unclear)
 
 so on-topic, confidently judged abstracts count most, and a verdict the page shows as Unclear counts only as much as
 the fitted `unclear_weight` says. `relevance` is how close the dense search found the abstract to the question,
@@ -46,6 +51,8 @@ TITLES = {YES: "Yes", NO: "No", MIXED: "Mixed evidence", NOT_ENOUGH: "Not enough
 GOLD_READING = {YES: "yes", NO: "no", MIXED: "maybe", NOT_ENOUGH: "maybe"}
 
 _SIDE = {SUPPORT: YES, CONTRADICT: NO}
+LEANING = "leaning"
+MARGIN = "margin"
 
 
 @dataclass(frozen=True)
@@ -69,16 +76,33 @@ class BottomLineRule:
     majority: float = 0.7
     stance_weight: float = 0.0
     relevance_power: float = 0.0  # 0: relevance does not weigh (the rules fitted before it existed)
+    reading: str = LEANING  # how an abstract takes its side: LEANING or MARGIN (the module says)
+    support_shift: float = 0.0  # MARGIN only: added to p(SUPPORT) - p(CONTRADICT)
     fitted_on: tuple[str, ...] = ()  # the dev sets it was chosen on, for the model card and the audit
     dev_accuracy: float | None = None
 
-    def vote_weight(self, vote: AbstractVote) -> float:
-        if vote.retracted or vote.leaning not in _SIDE:
-            return 0.0
-        weight = self.rank_decay**vote.rank * float(vote.probabilities.get(vote.leaning, 0.0))
+    def vote_side(self, vote: AbstractVote) -> tuple[str | None, float]:
+        """The side `vote` takes (YES, NO, or None when it abstains) and its weight."""
+        side, strength = self._reading(vote)
+        if vote.retracted or side is None:
+            return None, 0.0
+        weight = self.rank_decay**vote.rank * strength
         if self.relevance_power:
             weight *= max(vote.relevance, 0.0) ** self.relevance_power
-        return weight * (self.unclear_weight if vote.shown == UNCLEAR else 1.0)
+        weight *= self.unclear_weight if vote.shown == UNCLEAR else 1.0
+        return (side, weight) if weight > 0.0 else (None, 0.0)
+
+    def _reading(self, vote: AbstractVote) -> tuple[str | None, float]:
+        if self.reading == MARGIN:
+            margin = (
+                float(vote.probabilities.get(SUPPORT, 0.0))
+                - float(vote.probabilities.get(CONTRADICT, 0.0))
+                + self.support_shift
+            )
+            return (YES if margin > 0 else NO if margin < 0 else None), abs(margin)
+        if self.reading != LEANING:
+            raise ValueError(f"unknown bottom line reading {self.reading!r}: {LEANING!r} or {MARGIN!r}")
+        return _SIDE.get(vote.leaning), float(vote.probabilities.get(vote.leaning, 0.0))
 
     def save(self, folder: Path) -> Path:
         path = folder / BOTTOM_LINE_FILE
@@ -118,12 +142,12 @@ def decide_bottom_line(votes: Sequence[AbstractVote], rule: BottomLineRule, *, s
         if vote.retracted:
             retracted.append(vote.pmid)
             continue
-        weight = rule.vote_weight(vote)
-        if weight <= 0.0:
+        side, weight = rule.vote_side(vote)
+        if side is None:
             abstaining += 1
             continue
         weights[vote.pmid] = weight
-        sides[_SIDE[vote.leaning]].append(vote.pmid)
+        sides[side].append(vote.pmid)
     yes_weight = sum(weights[pmid] for pmid in sides[YES])
     no_weight = sum(weights[pmid] for pmid in sides[NO])
     if stance == YES:
@@ -191,6 +215,14 @@ GRID: dict[str, tuple[float, ...]] = {
     "stance_weight": (0.0, 0.25, 0.5, 1.0),
     "relevance_power": (0.0, 1.0, 2.0, 4.0),
 }
+# How a vote takes its side, with the shift a MARGIN reading adds (a LEANING reading has none).
+READINGS: tuple[tuple[str, float], ...] = (
+    (LEANING, 0.0),
+    (MARGIN, -0.1),
+    (MARGIN, 0.0),
+    (MARGIN, 0.1),
+    (MARGIN, 0.2),
+)
 
 
 def bottom_line_correct(answer: str, gold: str) -> bool:
@@ -209,7 +241,8 @@ def fit_bottom_line_rule(
     weights = _resolved_weights(questions, source_weights)
     stance_grid = GRID["stance_weight"] if with_stance else (0.0,)
     best: tuple[float, BottomLineRule] | None = None
-    for decay, unclear, minimum, majority, stance_weight, relevance_power in itertools.product(
+    for (reading, shift), decay, unclear, minimum, majority, stance_weight, relevance_power in itertools.product(
+        READINGS,
         GRID["rank_decay"],
         GRID["unclear_weight"],
         GRID["minimum_weight"],
@@ -218,6 +251,8 @@ def fit_bottom_line_rule(
         GRID["relevance_power"],
     ):
         rule = BottomLineRule(
+            reading=reading,
+            support_shift=shift,
             rank_decay=decay,
             unclear_weight=unclear,
             minimum_weight=minimum,

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from verifier.bottom_line import (
     GOLD_READING,
+    MARGIN,
     MIXED,
     NO,
     NOT_ENOUGH,
@@ -140,6 +143,49 @@ def test_the_fit_weighs_by_relevance_when_the_dev_questions_call_for_it():
     assert rule.dev_accuracy == 1.0
 
 
+def _read(leaning: str, support: float, contradict: float, *, pmid: str = "1", rank: int = 0) -> AbstractVote:
+    probabilities = {SUPPORT: support, CONTRADICT: contradict, NO_EVIDENCE: 1.0 - support - contradict}
+    return AbstractVote(pmid=pmid, rank=rank, leaning=leaning, shown=leaning, probabilities=probabilities)
+
+
+def test_a_margin_reading_votes_for_whichever_of_support_and_contradict_is_nearer():
+    margin = BottomLineRule(rank_decay=1.0, unclear_weight=1.0, minimum_weight=0.01, majority=0.5, reading=MARGIN)
+    # The verifier's own rule leaned CONTRADICT (its bias), though SUPPORT is the likelier of the two.
+    biased = _read(CONTRADICT, 0.45, 0.40)
+    assert decide_bottom_line([biased], FLAT).answer in (NO, NOT_ENOUGH)
+    line = decide_bottom_line([biased], margin)
+    assert line.answer == YES
+    assert line.weights == {"1": pytest.approx(0.05)}
+    # A NO_EVIDENCE leaning still says which side it is nearer; the leaning reading has it abstain.
+    silent = _read(NO_EVIDENCE, 0.1, 0.3)
+    assert decide_bottom_line([silent], margin).answer == NO
+    assert decide_bottom_line([silent], FLAT).abstaining == 1
+    # The fitted shift moves the boundary: +0.2 turns a 0.1 lead of CONTRADICT into a vote for yes.
+    shifted = replace(margin, support_shift=0.2)
+    behind = _read(NO_EVIDENCE, 0.2, 0.3)
+    assert decide_bottom_line([behind], margin).answer == NO
+    assert decide_bottom_line([behind], shifted).weights == {"1": pytest.approx(0.1)}
+    assert decide_bottom_line([behind], shifted).answer == YES
+    # Exactly level takes no side.
+    assert decide_bottom_line([_read(NO_EVIDENCE, 0.25, 0.25)], margin).abstaining == 1
+
+
+def test_an_unknown_reading_is_refused():
+    with pytest.raises(ValueError, match="unknown bottom line reading"):
+        decide_bottom_line([vote("1", SUPPORT, 0.9)], BottomLineRule(reading="vibes"))
+
+
+def test_the_fit_reads_by_margin_when_the_dev_questions_call_for_it():
+    # Yes questions whose abstract the verifier's rule leaned CONTRADICT while SUPPORT was likelier; no questions
+    # with CONTRADICT far likelier. Only the margin reading answers both.
+    yes_votes = [_read(CONTRADICT, 0.46, 0.44)]
+    no_votes = [_read(CONTRADICT, 0.1, 0.8)]
+    dev = _dev("y", "yes", yes_votes, copies=3) + _dev("n", "no", no_votes, copies=3)
+    rule = fit_bottom_line_rule(dev, fitted_on=["y", "n"], with_stance=False)
+    assert rule.reading == MARGIN
+    assert rule.dev_accuracy == 1.0
+
+
 def test_the_answers_stance_adds_its_weight_to_its_side():
     rule = BottomLineRule(rank_decay=1.0, unclear_weight=1.0, minimum_weight=0.5, majority=0.7, stance_weight=1.0)
     votes = [vote("1", SUPPORT, 0.6)]
@@ -161,7 +207,14 @@ def test_maybe_is_read_as_mixed_or_not_enough_evidence():
 def test_the_rule_travels_beside_the_checkpoint(tmp_path):
     assert load_bottom_line_rule(tmp_path) == BottomLineRule()  # a checkpoint from before the bottom line
     assert load_bottom_line_rule(None) == BottomLineRule()
-    fitted = BottomLineRule(rank_decay=0.6, majority=0.8, fitted_on=("bioasq dev (23)",), dev_accuracy=0.9)
+    fitted = BottomLineRule(
+        rank_decay=0.6,
+        majority=0.8,
+        reading=MARGIN,
+        support_shift=0.1,
+        fitted_on=("bioasq dev (23)",),
+        dev_accuracy=0.9,
+    )
     fitted.save(tmp_path)
     assert load_bottom_line_rule(tmp_path) == fitted
 

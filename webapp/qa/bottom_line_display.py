@@ -6,6 +6,7 @@ both read as None here, so nothing is said about a bottom line there."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -44,14 +45,23 @@ class ShownBottomLine:
     retracted: tuple[Vote, ...]
     answer_stance: str | None  # what the written answer says: yes, no, or None when unknown
     answer_disagrees: bool
+    yes_weight: float = 0.0
+    no_weight: float = 0.0
 
     @property
     def votes_sentence(self) -> str:
-        """'Rests on 3 abstracts: 2 vote yes, 1 votes no.'"""
+        """'Rests on 3 abstracts: 2 vote yes (81% of the weight), 1 votes no (19%).' Votes weigh by relevance and
+        confidence, so the counts alone can point the other way from the answer; the shares say which side weighs
+        more. An answer stored without weights gets the counts alone."""
         rests = _count(self.rests_on, "abstract", "abstracts")
         yes = _count(len(self.yes), "votes yes", "vote yes")
         no = _count(len(self.no), "votes no", "vote no")
-        return f"Rests on {rests}: {yes}, {no}."
+        total = self.yes_weight + self.no_weight
+        if total <= 0:
+            return f"Rests on {rests}: {yes}, {no}."
+        # Rounded half up, as the page's script rounds, so both write the same words.
+        yes_percent = math.floor(self.yes_weight / total * 100 + 0.5)
+        return f"Rests on {rests}: {yes} ({yes_percent}% of the weight), {no} ({100 - yes_percent}%)."
 
     @property
     def abstaining_sentence(self) -> str:
@@ -91,6 +101,8 @@ def shown_bottom_line(consensus: Mapping[str, Any] | None) -> ShownBottomLine | 
         retracted=_votes(stored.get("retracted_pmids")),
         answer_stance=str(stored["answer_stance"]) if stored.get("answer_stance") else None,
         answer_disagrees=bool(stored.get("answer_disagrees")),
+        yes_weight=float(stored.get("yes_weight") or 0.0),
+        no_weight=float(stored.get("no_weight") or 0.0),
     )
 
 

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.django_db
 
 # answer_with_references retrieves the first two; the others were read for the consensus only.
 YES_A, NO_A, YES_B, SILENT, RETRACTED = "10000001", "10000002", "30000003", "30000004", "30000005"
-VOTES = "Rests on 3 abstracts: 2 vote yes, 1 votes no. 1 other abstract read takes no side."
+VOTES = "Rests on 3 abstracts: 2 vote yes (76% of the weight), 1 votes no (24%). 1 other abstract read takes no side."
 DISAGREEMENT = "The written answer below says no, but the abstracts' votes say Yes: read the sources."
 DISAGREEMENT_HTML = escape(DISAGREEMENT)  # the apostrophe, as the page's autoescape writes it
 
@@ -151,7 +151,15 @@ def test_a_bottom_line_no_one_votes_in_says_so_and_lists_no_voters(
     researcher_client: Client, role_users: dict[str, User]
 ) -> None:
     line = _bottom_line(
-        answer="not_enough", yes_pmids=(), no_pmids=(), retracted_pmids=(), abstaining=5, weights={}, stance=None
+        answer="not_enough",
+        yes_pmids=(),
+        no_pmids=(),
+        retracted_pmids=(),
+        abstaining=5,
+        weights={},
+        stance=None,
+        yes_weight=0.0,
+        no_weight=0.0,
     )
     question = _question(role_users[RESEARCHER], _consensus(bottom_line=line))
     section = _section(researcher_client.get(f"/questions/{question.pk}/").content.decode())
@@ -257,7 +265,13 @@ def test_the_script_fills_the_bottom_line_in_the_same_words_as_text_only() -> No
     assert "function renderBottomLine(data)" in script
     assert "renderBottomLine(data);" in script, "each poll keeps it current"
     assert f'"{LIMITS}"' in script
-    for words in ("Rests on ", "other abstracts read take no side.", "retracted papers did not vote:", "sources."):
+    for words in (
+        "Rests on ",
+        "% of the weight), ",
+        "other abstracts read take no side.",
+        "retracted papers did not vote:",
+        "sources.",
+    ):
         assert words in script
     assert ".innerHTML" not in script
     assert "insertAdjacentHTML" not in script
