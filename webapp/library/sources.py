@@ -110,14 +110,7 @@ def library_pages(*, source_ids: Iterable[str], owner_id: int | None) -> dict[st
         return {}
     # Those pages' passages only (the answer page reads this on every poll; a document may hold thousands): a PDF's
     # by their page, a JATS document's (no pages) by the passage a page number stands for (`passage_page`).
-    on_pages = _any_of(
-        Q(document_id=document_id)
-        & (
-            Q(page__in=wanted[document_id])
-            | Q(page__isnull=True, ordinal__in=[page - 1 for page in wanted[document_id]])
-        )
-        for document_id in documents
-    )
+    on_pages = _any_of(_on_pages(document_id, wanted[document_id]) for document_id in documents)
     texts: dict[tuple[int, int], list[Passage]] = defaultdict(list)
     for passage in Passage.objects.filter(on_pages).order_by("document_id", "ordinal"):
         texts[(passage.document_id, passage_page(passage))].append(passage)
