@@ -109,13 +109,14 @@ def read_question(
     claim = yes_no_claim(question.text)
     votes: tuple[AbstractVote, ...] = ()
     if claim is not None:
+        read = hits[:CONSENSUS_ABSTRACTS]
         abstracts = [
             CitedAbstract(
                 pmid=hit.pmid, title=index.articles[hit.pmid].title, abstract=index.articles[hit.pmid].abstract
             )
-            for hit in hits[:CONSENSUS_ABSTRACTS]
+            for hit in read
         ]
-        relevance = vote_relevance({hit.pmid: hit.semantic_score for hit in hits[:CONSENSUS_ABSTRACTS]})
+        relevance = vote_relevance({hit.pmid: hit.semantic_score for hit in read})
         votes = tuple(consensus_votes(claim_consensus(verifier, claim, abstracts), relevance=relevance))
     return QuestionReading(
         question=question,

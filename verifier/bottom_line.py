@@ -34,6 +34,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from indexer.base import Hit
+from indexer.hybrid import min_max
 from verifier.consensus import Consensus
 from verifier.verdicts import CONTRADICT, SUPPORT, UNCLEAR
 
@@ -292,13 +294,7 @@ def vote_relevance(semantic_scores: Mapping[str, float | None]) -> dict[str, flo
     """Each abstract's relevance for its vote: its dense-search score (`FusedHit.semantic_score`; None or 0 when the
     dense leg did not return it) rescaled over the abstracts read, so the closest is 1 and the farthest 0. One
     abstract, or all scored alike, are all 1: nothing sets them apart."""
-    scores = {pmid: float(score or 0.0) for pmid, score in semantic_scores.items()}
-    if not scores:
-        return {}
-    low, high = min(scores.values()), max(scores.values())
-    if high - low <= 1e-9:
-        return dict.fromkeys(scores, 1.0)
-    return {pmid: (score - low) / (high - low) for pmid, score in scores.items()}
+    return min_max([Hit(pmid=pmid, score=float(score or 0.0)) for pmid, score in semantic_scores.items()])
 
 
 def consensus_votes(
