@@ -136,6 +136,42 @@ class BottomLine:
 
 def decide_bottom_line(votes: Sequence[AbstractVote], rule: BottomLineRule, *, stance: str | None = None) -> BottomLine:
     """The bottom line of `votes` under `rule`; `stance` is the answer's yes / no, or None when unknown or unclear."""
+    tally = _tally(votes, rule)
+    yes_weight, no_weight = _with_stance(tally.yes_weight, tally.no_weight, stance, rule.stance_weight)
+    weights = tally.weights
+    return BottomLine(
+        answer=_answer(yes_weight, no_weight, rule),
+        yes_weight=yes_weight,
+        no_weight=no_weight,
+        yes_pmids=tuple(sorted(tally.yes_pmids, key=lambda pmid: -weights[pmid])),
+        no_pmids=tuple(sorted(tally.no_pmids, key=lambda pmid: -weights[pmid])),
+        abstaining=tally.abstaining,
+        retracted_pmids=tally.retracted,
+        stance=stance if stance in (YES, NO) else None,
+        weights={pmid: round(weight, 4) for pmid, weight in weights.items()},
+    )
+
+
+@dataclass(frozen=True)
+class _Tally:
+    """The votes as the rule's vote weighting reads them, before the stance and the thresholds."""
+
+    weights: dict[str, float]
+    yes_pmids: tuple[str, ...]
+    no_pmids: tuple[str, ...]
+    abstaining: int
+    retracted: tuple[str, ...]
+
+    @property
+    def yes_weight(self) -> float:
+        return sum(self.weights[pmid] for pmid in self.yes_pmids)
+
+    @property
+    def no_weight(self) -> float:
+        return sum(self.weights[pmid] for pmid in self.no_pmids)
+
+
+def _tally(votes: Sequence[AbstractVote], rule: BottomLineRule) -> _Tally:
     weights: dict[str, float] = {}
     sides: dict[str, list[str]] = {YES: [], NO: []}
     retracted: list[str] = []
@@ -150,23 +186,16 @@ def decide_bottom_line(votes: Sequence[AbstractVote], rule: BottomLineRule, *, s
             continue
         weights[vote.pmid] = weight
         sides[side].append(vote.pmid)
-    yes_weight = sum(weights[pmid] for pmid in sides[YES])
-    no_weight = sum(weights[pmid] for pmid in sides[NO])
+    return _Tally(weights, tuple(sides[YES]), tuple(sides[NO]), abstaining, tuple(retracted))
+
+
+def _with_stance(yes_weight: float, no_weight: float, stance: str | None, stance_weight: float) -> tuple[float, float]:
+    """The two sides' weights with the answer's stance added to its side."""
     if stance == YES:
-        yes_weight += rule.stance_weight
+        yes_weight += stance_weight
     elif stance == NO:
-        no_weight += rule.stance_weight
-    return BottomLine(
-        answer=_answer(yes_weight, no_weight, rule),
-        yes_weight=yes_weight,
-        no_weight=no_weight,
-        yes_pmids=tuple(sorted(sides[YES], key=lambda pmid: -weights[pmid])),
-        no_pmids=tuple(sorted(sides[NO], key=lambda pmid: -weights[pmid])),
-        abstaining=abstaining,
-        retracted_pmids=tuple(retracted),
-        stance=stance if stance in (YES, NO) else None,
-        weights={pmid: round(weight, 4) for pmid, weight in weights.items()},
-    )
+        no_weight += stance_weight
+    return yes_weight, no_weight
 
 
 def _answer(yes_weight: float, no_weight: float, rule: BottomLineRule) -> str:
@@ -239,9 +268,29 @@ def fit_bottom_line_rule(
     with_stance: bool = True,
 ) -> BottomLineRule:
     """The grid point with the best weighted mean of the dev sources' accuracies (`source_weights`, equal when
-    None: a large set of one kind of question must not decide alone); ties go to the earlier grid point."""
+    None: a large set of one kind of question must not decide alone); ties go to the earlier grid point.
+
+    Each way of weighing votes (reading, decay, Unclear weight, relevance power) is tallied once per question, and
+    the stance and thresholds (minimum weight, majority), which only read the two sides' totals, are scored over
+    that tally: the same scores as deciding every grid point afresh, 64 times fewer tallies."""
     weights = _resolved_weights(questions, source_weights)
     stance_grid = GRID["stance_weight"] if with_stance else (0.0,)
+    by_source = {source: [q for q in questions if q.source == source] for source in weights}
+    totals: dict[tuple[tuple[str, float], float, float, float], dict[str, list[tuple[float, float]]]] = {}
+    for (reading, shift), decay, unclear, relevance_power in itertools.product(
+        READINGS, GRID["rank_decay"], GRID["unclear_weight"], GRID["relevance_power"]
+    ):
+        weighing = BottomLineRule(
+            reading=reading,
+            support_shift=shift,
+            rank_decay=decay,
+            unclear_weight=unclear,
+            relevance_power=relevance_power,
+        )
+        totals[(reading, shift), decay, unclear, relevance_power] = {
+            source: [(t.yes_weight, t.no_weight) for t in (_tally(q.votes, weighing) for q in chosen)]
+            for source, chosen in by_source.items()
+        }
     best: tuple[float, BottomLineRule] | None = None
     for (reading, shift), decay, unclear, minimum, majority, stance_weight, relevance_power in itertools.product(
         READINGS,
@@ -262,7 +311,8 @@ def fit_bottom_line_rule(
             stance_weight=stance_weight,
             relevance_power=relevance_power,
         )
-        score = _weighted_accuracy(questions, rule, weights)
+        sides = totals[(reading, shift), decay, unclear, relevance_power]
+        score = _weighted_score(by_source, sides, rule, weights)
         if best is None or score > best[0] + 1e-12:
             best = (score, rule)
     assert best is not None
@@ -270,6 +320,23 @@ def fit_bottom_line_rule(
     return BottomLineRule(
         **{**asdict(rule), "fitted_on": tuple(fitted_on), "dev_accuracy": round(score, 4)},
     )
+
+
+def _weighted_score(
+    by_source: Mapping[str, Sequence[DevQuestion]],
+    sides: Mapping[str, Sequence[tuple[float, float]]],
+    rule: BottomLineRule,
+    weights: Mapping[str, float],
+) -> float:
+    """`_weighted_accuracy` over tallies made already: `sides` holds each question's (yes, no) weights."""
+    total = 0.0
+    for source, weight in weights.items():
+        right = 0
+        for question, (yes_weight, no_weight) in zip(by_source[source], sides[source], strict=True):
+            answer = _answer(*_with_stance(yes_weight, no_weight, question.stance, rule.stance_weight), rule)
+            right += bottom_line_correct(answer, question.gold)
+        total += weight * right / len(by_source[source])
+    return total / sum(weights.values())
 
 
 def weighted_accuracy(
