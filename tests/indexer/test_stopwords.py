@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.stopwords import STOPWORDS, query_terms
+from indexer.stopwords import query_terms, stopwords
 
 
 def test_it_removes_english_stopwords_and_question_words() -> None:
@@ -15,7 +15,7 @@ def test_it_removes_english_stopwords_and_question_words() -> None:
 
 @pytest.mark.parametrize("word", ["role", "does", "do", "which", "what", "how", "why", "whether", "used", "use"])
 def test_it_treats_each_question_word_as_a_stopword(word: str) -> None:
-    assert word in STOPWORDS
+    assert word in stopwords()
     assert query_terms(f"{word} aspirin") == ["aspirin"]
 
 
