@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from indexer.base import Hit
@@ -53,6 +53,7 @@ TITLES = {YES: "Yes", NO: "No", MIXED: "Mixed evidence", NOT_ENOUGH: "Not enough
 GOLD_READING = {YES: "yes", NO: "no", MIXED: "maybe", NOT_ENOUGH: "maybe"}
 
 _SIDE = {SUPPORT: YES, CONTRADICT: NO}
+Sides = tuple[float, float]  # the weight on yes and on no
 LEANING = "leaning"
 MARGIN = "margin"
 
@@ -276,7 +277,7 @@ def fit_bottom_line_rule(
     weights = _resolved_weights(questions, source_weights)
     stance_grid = GRID["stance_weight"] if with_stance else (0.0,)
     by_source = {source: [q for q in questions if q.source == source] for source in weights}
-    totals: dict[tuple[tuple[str, float], float, float, float], dict[str, list[tuple[float, float]]]] = {}
+    tallied: dict[tuple[tuple[str, float], float, float, float], tuple[BottomLineRule, dict[str, list[Sides]]]] = {}
     for (reading, shift), decay, unclear, relevance_power in itertools.product(
         READINGS, GRID["rank_decay"], GRID["unclear_weight"], GRID["relevance_power"]
     ):
@@ -287,10 +288,13 @@ def fit_bottom_line_rule(
             unclear_weight=unclear,
             relevance_power=relevance_power,
         )
-        totals[(reading, shift), decay, unclear, relevance_power] = {
-            source: [(t.yes_weight, t.no_weight) for t in (_tally(q.votes, weighing) for q in chosen)]
-            for source, chosen in by_source.items()
-        }
+        tallied[(reading, shift), decay, unclear, relevance_power] = (
+            weighing,
+            {
+                source: [(t.yes_weight, t.no_weight) for t in (_tally(q.votes, weighing) for q in chosen)]
+                for source, chosen in by_source.items()
+            },
+        )
     best: tuple[float, BottomLineRule] | None = None
     for (reading, shift), decay, unclear, minimum, majority, stance_weight, relevance_power in itertools.product(
         READINGS,
@@ -301,17 +305,8 @@ def fit_bottom_line_rule(
         stance_grid,
         GRID["relevance_power"],
     ):
-        rule = BottomLineRule(
-            reading=reading,
-            support_shift=shift,
-            rank_decay=decay,
-            unclear_weight=unclear,
-            minimum_weight=minimum,
-            majority=majority,
-            stance_weight=stance_weight,
-            relevance_power=relevance_power,
-        )
-        sides = totals[(reading, shift), decay, unclear, relevance_power]
+        weighing, sides = tallied[(reading, shift), decay, unclear, relevance_power]
+        rule = replace(weighing, minimum_weight=minimum, majority=majority, stance_weight=stance_weight)
         score = _weighted_score(by_source, sides, rule, weights)
         if best is None or score > best[0] + 1e-12:
             best = (score, rule)
@@ -324,7 +319,7 @@ def fit_bottom_line_rule(
 
 def _weighted_score(
     by_source: Mapping[str, Sequence[DevQuestion]],
-    sides: Mapping[str, Sequence[tuple[float, float]]],
+    sides: Mapping[str, Sequence[Sides]],
     rule: BottomLineRule,
     weights: Mapping[str, float],
 ) -> float:
