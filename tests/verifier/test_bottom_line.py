@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+import itertools
+import random
+from dataclasses import asdict, replace
 
 import pytest
 
+from verifier import bottom_line
 from verifier.bottom_line import (
     GOLD_READING,
+    LEANING,
     MARGIN,
     MIXED,
     NO,
@@ -21,6 +25,7 @@ from verifier.bottom_line import (
     fit_bottom_line_rule,
     load_bottom_line_rule,
     vote_relevance,
+    weighted_accuracy,
 )
 from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT, UNCLEAR
 
@@ -250,3 +255,66 @@ def test_the_fit_refuses_no_questions_or_no_weight():
         fit_bottom_line_rule([], fitted_on=[])
     with pytest.raises(ValueError, match="no dev source any weight"):
         fit_bottom_line_rule(_dev("a", "yes", []), fitted_on=["a"], source_weights={"b": 1.0})
+
+
+def _random_dev_questions(count: int, seed: int) -> list[DevQuestion]:
+    """Questions with every kind of vote the rule reads: ranked, Unclear, retracted, of any relevance and stance."""
+    rng = random.Random(seed)
+    questions = []
+    for number in range(count):
+        votes = []
+        for rank in range(rng.randint(0, 6)):
+            probabilities = {SUPPORT: rng.random(), CONTRADICT: rng.random(), NO_EVIDENCE: rng.random()}
+            leaning = max(probabilities, key=probabilities.__getitem__)
+            votes.append(
+                AbstractVote(
+                    pmid=f"{number}-{rank}",
+                    rank=rank,
+                    leaning=leaning,
+                    shown=UNCLEAR if rng.random() < 0.3 else leaning,
+                    probabilities=probabilities,
+                    retracted=rng.random() < 0.1,
+                    relevance=rng.random(),
+                )
+            )
+        gold = rng.choice(["yes", "no", "maybe"])
+        # A stance that mostly agrees with gold, so that the fit has a reason to weigh it.
+        stance = gold if gold != "maybe" and rng.random() < 0.7 else rng.choice([YES, NO, None])
+        source = rng.choice(["bioasq", "pubmedqa:yes", "pubmedqa:no"])
+        questions.append(DevQuestion(votes=tuple(votes), gold=gold, stance=stance, source=source))
+    return questions
+
+
+def test_the_fit_chooses_the_rule_that_deciding_every_grid_point_afresh_would(monkeypatch):
+    """The fit tallies each vote weighting once and scores the thresholds and stance over the totals; that must choose
+    what deciding each grid point in order with `decide_bottom_line` chooses, first best on ties, with its score."""
+    monkeypatch.setattr(bottom_line, "READINGS", ((LEANING, 0.0), (MARGIN, -0.1), (MARGIN, 0.1)))
+    small_grid = {
+        "rank_decay": (1.0, 0.6),
+        "unclear_weight": (0.0, 1.0),
+        "minimum_weight": (0.1, 0.5),
+        "majority": (0.5, 0.7),
+        "stance_weight": (0.0, 0.5),
+        "relevance_power": (0.0, 2.0),
+    }
+    for name, values in small_grid.items():
+        monkeypatch.setitem(bottom_line.GRID, name, values)
+    questions = _random_dev_questions(60, seed=3)
+    weights = {"bioasq": 0.5, "pubmedqa:yes": 0.3, "pubmedqa:no": 0.2}
+
+    fitted = fit_bottom_line_rule(questions, fitted_on=["toy"], source_weights=weights)
+
+    best: tuple[float, BottomLineRule] | None = None
+    for (reading, shift), decay, unclear, minimum, majority, stance_weight, power in itertools.product(
+        bottom_line.READINGS, *(small_grid[name] for name in small_grid)
+    ):
+        rule = BottomLineRule(
+            reading=reading, support_shift=shift, rank_decay=decay, unclear_weight=unclear,
+            minimum_weight=minimum, majority=majority, stance_weight=stance_weight, relevance_power=power,
+        )  # fmt: skip
+        score = weighted_accuracy(questions, rule, weights)
+        if best is None or score > best[0] + 1e-12:
+            best = (score, rule)
+    assert best is not None
+    assert fitted.stance_weight > 0  # the stance and thresholds are scored, not only the vote weighting
+    assert asdict(fitted) == asdict(replace(best[1], fitted_on=("toy",), dev_accuracy=round(best[0], 4)))
