@@ -276,7 +276,7 @@ def fit_bottom_line_rule(
     that tally: the same scores as deciding every grid point afresh, 64 times fewer tallies."""
     weights = _resolved_weights(questions, source_weights)
     stance_grid = GRID["stance_weight"] if with_stance else (0.0,)
-    by_source = {source: [q for q in questions if q.source == source] for source in weights}
+    by_source = _by_source(questions, weights)
     tallied: dict[tuple[tuple[str, float], float, float, float], tuple[BottomLineRule, dict[str, list[Sides]]]] = {}
     for (reading, shift), decay, unclear, relevance_power in itertools.product(
         READINGS, GRID["rank_decay"], GRID["unclear_weight"], GRID["relevance_power"]
@@ -288,13 +288,7 @@ def fit_bottom_line_rule(
             unclear_weight=unclear,
             relevance_power=relevance_power,
         )
-        tallied[(reading, shift), decay, unclear, relevance_power] = (
-            weighing,
-            {
-                source: [(t.yes_weight, t.no_weight) for t in (_tally(q.votes, weighing) for q in chosen)]
-                for source, chosen in by_source.items()
-            },
-        )
+        tallied[(reading, shift), decay, unclear, relevance_power] = weighing, _sides(by_source, weighing)
     best: tuple[float, BottomLineRule] | None = None
     for (reading, shift), decay, unclear, minimum, majority, stance_weight, relevance_power in itertools.product(
         READINGS,
@@ -323,7 +317,8 @@ def _weighted_score(
     rule: BottomLineRule,
     weights: Mapping[str, float],
 ) -> float:
-    """`_weighted_accuracy` over tallies made already: `sides` holds each question's (yes, no) weights."""
+    """The sources' accuracies under `rule`, weighted, from tallies made already: `sides` holds each question's
+    (yes, no) weights under the rule's vote weighting."""
     total = 0.0
     for source, weight in weights.items():
         right = 0
@@ -338,7 +333,21 @@ def weighted_accuracy(
     questions: Sequence[DevQuestion], rule: BottomLineRule, source_weights: Mapping[str, float] | None = None
 ) -> float:
     """`rule`'s accuracy on dev questions as the fit scores it: the sources' accuracies, weighted."""
-    return _weighted_accuracy(questions, rule, _resolved_weights(questions, source_weights))
+    weights = _resolved_weights(questions, source_weights)
+    by_source = _by_source(questions, weights)
+    return _weighted_score(by_source, _sides(by_source, rule), rule, weights)
+
+
+def _by_source(questions: Sequence[DevQuestion], weights: Mapping[str, float]) -> dict[str, list[DevQuestion]]:
+    return {source: [q for q in questions if q.source == source] for source in weights}
+
+
+def _sides(by_source: Mapping[str, Sequence[DevQuestion]], rule: BottomLineRule) -> dict[str, list[Sides]]:
+    """Each question's (yes, no) weights under `rule`'s vote weighting, before the stance."""
+    return {
+        source: [(t.yes_weight, t.no_weight) for t in (_tally(q.votes, rule) for q in chosen)]
+        for source, chosen in by_source.items()
+    }
 
 
 def _resolved_weights(questions: Sequence[DevQuestion], source_weights: Mapping[str, float] | None) -> dict[str, float]:
@@ -376,14 +385,3 @@ def consensus_votes(
         )
         for rank, verdict in enumerate(consensus.verdicts)
     ]
-
-
-def _weighted_accuracy(questions: Sequence[DevQuestion], rule: BottomLineRule, weights: Mapping[str, float]) -> float:
-    total = 0.0
-    for source, weight in weights.items():
-        chosen = [question for question in questions if question.source == source]
-        right = sum(
-            bottom_line_correct(decide_bottom_line(q.votes, rule, stance=q.stance).answer, q.gold) for q in chosen
-        )
-        total += weight * right / len(chosen)
-    return total / sum(weights.values())

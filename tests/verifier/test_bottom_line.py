@@ -285,6 +285,13 @@ def _random_dev_questions(count: int, seed: int) -> list[DevQuestion]:
     return questions
 
 
+def _accuracy(questions: list[DevQuestion], rule: BottomLineRule, source: str) -> float:
+    """One source's accuracy, each question decided afresh (not through the fit's tallies)."""
+    chosen = [question for question in questions if question.source == source]
+    right = sum(bottom_line_correct(decide_bottom_line(q.votes, rule, stance=q.stance).answer, q.gold) for q in chosen)
+    return right / len(chosen)
+
+
 def test_the_fit_chooses_the_rule_that_deciding_every_grid_point_afresh_would(monkeypatch):
     """The fit tallies each vote weighting once and scores the thresholds and stance over the totals; that must choose
     what deciding each grid point in order with `decide_bottom_line` chooses, first best on ties, with its score."""
@@ -300,7 +307,7 @@ def test_the_fit_chooses_the_rule_that_deciding_every_grid_point_afresh_would(mo
     for name, values in small_grid.items():
         monkeypatch.setitem(bottom_line.GRID, name, values)
     questions = _random_dev_questions(60, seed=3)
-    weights = {"bioasq": 0.5, "pubmedqa:yes": 0.3, "pubmedqa:no": 0.2}
+    weights = {"bioasq": 0.5, "pubmedqa:yes": 0.3, "pubmedqa:no": 0.2}  # summing to 1: the fit's mean is their sum
 
     fitted = fit_bottom_line_rule(questions, fitted_on=["toy"], source_weights=weights)
 
@@ -312,9 +319,10 @@ def test_the_fit_chooses_the_rule_that_deciding_every_grid_point_afresh_would(mo
             reading=reading, support_shift=shift, rank_decay=decay, unclear_weight=unclear,
             minimum_weight=minimum, majority=majority, stance_weight=stance_weight, relevance_power=power,
         )  # fmt: skip
-        score = weighted_accuracy(questions, rule, weights)
+        score = sum(weight * _accuracy(questions, rule, source) for source, weight in weights.items())
         if best is None or score > best[0] + 1e-12:
             best = (score, rule)
     assert best is not None
     assert fitted.stance_weight > 0  # the stance and thresholds are scored, not only the vote weighting
     assert asdict(fitted) == asdict(replace(best[1], fitted_on=("toy",), dev_accuracy=round(best[0], 4)))
+    assert weighted_accuracy(questions, fitted, weights) == pytest.approx(best[0])
