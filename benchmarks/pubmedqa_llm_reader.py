@@ -3,8 +3,9 @@
     .venv/bin/python benchmarks/pubmedqa_llm_reader.py --limit 150 --json var/benchmarks/pubmedqa-llm-reader.json
 
 The bottom line must be right on 0.65 of PubMedQA's test questions from the question alone, over thousands of
-abstracts. This asks an easier question of the LLM: given the question's own abstract (the context paragraphs PQA-L
-gives, an oracle retrieval), answer yes, no or maybe. It reads the probabilities of the first answer token, so no
+abstracts. This asks an easier question of the LLM: given the question's own abstract as the product indexes it (PQA-L's
+context paragraphs and its conclusion, `verifier.yes_no_sets.pubmedqa_records`: an oracle retrieval), answer yes, no
+or maybe. It reads the probabilities of the first answer token, so no
 parsing of free text decides anything. Items: PQA-L outside the official test ids (dev), PMIDs sorted and shuffled
 with seed 0, the first `--limit`; the test split is never read.
 
@@ -38,6 +39,7 @@ from sklearn.metrics import roc_auc_score
 
 from generator.model_files import assemble
 from verifier.answer_evaluation import wilson_interval
+from verifier.yes_no_sets import pubmedqa_records
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("VERIMED_DATA_DIR", ROOT.parent / "shared" / "data"))
@@ -119,7 +121,9 @@ def main() -> None:
 
     from llama_cpp import Llama  # imported here: loading the library is slow and --help should not wait for it
 
-    pqal = json.loads((DATA_DIR / "pubmedqa" / "ori_pqal.json").read_text())
+    pqal_path = DATA_DIR / "pubmedqa" / "ori_pqal.json"
+    pqal = json.loads(pqal_path.read_text())
+    abstracts = {record.pmid: record.abstract for record in pubmedqa_records(pqal_path)}
     test_ids = set(json.loads((DATA_DIR / "pubmedqa" / "test_ground_truth.json").read_text()))
     llm = Llama(
         model_path=str(assemble(args.model, MODEL_CACHE)),
@@ -129,7 +133,7 @@ def main() -> None:
     started = time.perf_counter()
     prompt_tokens = 0
     for pmid, item in dev_items(pqal, test_ids, args.limit):
-        probabilities, tokens = answer_probabilities(llm, item["QUESTION"], " ".join(item["CONTEXTS"]))
+        probabilities, tokens = answer_probabilities(llm, item["QUESTION"], abstracts[pmid])
         prompt_tokens += tokens
         rows.append({"pmid": pmid, "gold": item["final_decision"], "probabilities": probabilities})
         print(f"{len(rows):4d} {pmid} gold {item['final_decision']:5s} "
