@@ -6,7 +6,7 @@ server and vLLM (generator.llm), or the deterministic fake for fast tests (gener
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -48,7 +48,21 @@ class JsonChatModel(ChatModel, Protocol):
         """The whole reply, greedy; it follows `schema` unless `max_tokens` cut it short (then it is not JSON)."""
 
 
-class LLM(JsonChatModel, Protocol):
+class TokenChooser(Protocol):
+    """A model asked for one greedy token with logit biases added (`generator.yes_no_reading` reads log-odds this
+    way: the servers return no token probabilities here)."""
+
+    def choose_token(self, messages: list[Message], *, logit_bias: Mapping[int, float]) -> str:
+        """The reply's first token, greedy, after adding `logit_bias` (token id -> bias) to the model's logits."""
+
+
+class Tokenizer(Protocol):
+    """The serving model's tokenizer: a text's token ids."""
+
+    def token_ids(self, text: str) -> list[int]: ...
+
+
+class LLM(JsonChatModel, TokenChooser, Protocol):
     """A model that writes answers: streamed chat for instruct models, a streamed plain completion for VerifAI's."""
 
     def stream_chat(self, messages: list[Message], options: SamplingOptions) -> Iterator[str]:
@@ -58,7 +72,7 @@ class LLM(JsonChatModel, Protocol):
         """Text deltas continuing `prompt`, none empty; closing the generator stops the generation."""
 
 
-class TokenCounter(Protocol):
+class TokenCounter(Tokenizer, Protocol):
     """Counts tokens the way the serving model does, to fit a prompt into its context window."""
 
     def count(self, text: str) -> int: ...

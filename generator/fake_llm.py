@@ -5,14 +5,18 @@ style), it answers with the sentence of each abstract that shares most words wit
 (PUBMED:<pmid>), or says the abstracts do not answer when none shares a word. Asked to judge a claim (the LLM judge's
 prompt), it replies with `overlap_label`. Asked to rewrite a follow-up (generator/follow_up.py), it replies with the
 follow-up and, in brackets, the thread's last earlier question. Asked for an answer's claims as JSON (the deep
-check's extraction), it splits compound sentences (generator/fake_claims.py). Text streams a word at a time, at most
-`max_tokens` pieces, and is the same on every call. Its token counter counts words and punctuation marks.
+check's extraction), it splits compound sentences (generator/fake_claims.py). Asked for one token with logit biases
+(`generator.yes_no_reading`), it gives "No" a logit of +1 over "Yes" when exactly one of the question and the
+abstract is negated and -1 otherwise, adds the biases, and answers the likeliest biased word. Text streams a word at
+a time, at most `max_tokens` pieces, and is the same on every call. Its token counter counts words and punctuation
+marks, and gives each an id.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from generator.base import LLMSettings, Message, SamplingOptions
@@ -34,6 +38,7 @@ _ABSTRACT = re.compile(
 )
 _QUESTION = re.compile(r"^(?:Question|Instruction): (?P<question>.*)$", re.M)
 _JUDGE = re.compile(r"Claim: (?P<claim>.*)\nEvidence: (?P<evidence>.*)\nAnswer:", re.S)
+_READING = re.compile(r"^Abstract: (?P<abstract>.*)\n\nQuestion: (?P<question>.*)\n\nAnswer with", re.S)
 _FOLLOW_UP = re.compile(r"^Follow-up question: (?P<follow_up>.*)\nStandalone question:$", re.M)
 _EARLIER_QUESTION = re.compile(r"^Earlier question: (?P<question>.*)$", re.M)
 _WORD = re.compile(r"[^\W_]+")
@@ -112,6 +117,19 @@ class FakeLLM:
     def complete_chat(self, messages: list[Message], *, max_tokens: int, temperature: float = 0.0) -> str:
         return "".join(_pieces(self._reply(_last_user_turn(messages)), max_tokens)).strip()
 
+    def choose_token(self, messages: list[Message], *, logit_bias: Mapping[int, float]) -> str:
+        if not logit_bias:
+            return next(iter(_pieces(self._reply(_last_user_turn(messages)), 1)), "").strip()
+        reading = _READING.search(_last_user_turn(messages))
+        negated = reading is not None and _is_negated(reading.group("question")) != _is_negated(reading["abstract"])
+        logits = {word: 0.0 for word in ("Yes", "yes")} | {word: 1.0 if negated else -1.0 for word in ("No", "no")}
+        ids = {fake_token_id(word): word for word in logits}
+        biased = {
+            ids.get(token, f"token{token}"): logits.get(ids.get(token, ""), 0.0) + bias
+            for token, bias in logit_bias.items()
+        }
+        return max(biased, key=biased.__getitem__)
+
     def complete_json(self, messages: list[Message], *, schema: dict[str, Any], max_tokens: int) -> str:
         # Cut at `max_tokens` pieces like any reply, so a small budget gives the truncated JSON a real server would.
         return "".join(_pieces(claims_reply(_last_user_turn(messages)), max_tokens)).strip()
@@ -133,3 +151,11 @@ class FakeTokenCounter:
     def count(self, text: str) -> int:
         """Words and punctuation marks: about what a BPE tokenizer makes of English prose."""
         return len(_TOKEN.findall(text))
+
+    def token_ids(self, text: str) -> list[int]:
+        """One id per word or punctuation mark; a leading space makes a word two tokens."""
+        return [fake_token_id(token) for token in _TOKEN.findall(text)] + ([0] if text[:1].isspace() else [])
+
+
+def fake_token_id(token: str) -> int:
+    return zlib.crc32(token.encode("utf-8"))

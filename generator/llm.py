@@ -8,7 +8,7 @@ answer stops the server's generation: both llama.cpp's server and vLLM abort a r
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, cast
 
@@ -83,6 +83,20 @@ class OpenAICompatibleLLM:
             )
         return response.choices[0].message.content or ""
 
+    def choose_token(self, messages: list[Message], *, logit_bias: Mapping[int, float]) -> str:
+        """One greedy token after `logit_bias`: both servers take OpenAI's `logit_bias`, keyed by token id (vLLM
+        clamps each bias to +-100, so callers stay inside that)."""
+        with translated_errors(self.settings.base_url):
+            response = self._client.chat.completions.create(
+                model=self.settings.model,
+                messages=messages,  # type: ignore[arg-type]
+                max_tokens=1,
+                temperature=0.0,
+                # The client types biases as whole numbers; both servers read floats.
+                logit_bias={str(token): bias for token, bias in logit_bias.items()},  # type: ignore[misc]
+            )
+        return response.choices[0].message.content or ""
+
     def complete_json(self, messages: list[Message], *, schema: dict[str, Any], max_tokens: int) -> str:
         """A reply held to `schema`: llama.cpp's server turns the schema into a grammar (`json_object` with a
         `schema`), vLLM takes OpenAI's `json_schema` response format; both decode only tokens the schema allows.
@@ -124,32 +138,38 @@ class ServerTokenCounter:
     def __init__(self, settings: LLMSettings) -> None:
         self.settings = settings
         root = settings.base_url.rstrip("/").removesuffix("/v1")
-        # vLLM: POST /tokenize {"model", "prompt"} -> {"count"}; llama-cpp-python: POST /extras/tokenize/count.
-        self._url = f"{root}/tokenize" if settings.server_kind == "vllm" else f"{root}/extras/tokenize/count"
+        # vLLM: POST /tokenize {"model", "prompt"} -> {"count", "tokens"}; llama-cpp-python: POST /extras/tokenize
+        # {"input"} -> {"tokens"}, and /extras/tokenize/count -> {"count"}.
+        vllm = settings.server_kind == "vllm"
+        self._url = f"{root}/tokenize" if vllm else f"{root}/extras/tokenize/count"
+        self._ids_url = f"{root}/tokenize" if vllm else f"{root}/extras/tokenize"
         self._client = httpx.Client(timeout=settings.timeout_seconds)
         self._cache: dict[str, int] = {}
 
     def count(self, text: str) -> int:
-        if text in self._cache:
-            return self._cache[text]
+        if text not in self._cache:
+            self._cache[text] = int(self._post(self._url, text)["count"])
+        return self._cache[text]
+
+    def token_ids(self, text: str) -> list[int]:
+        return [int(token) for token in self._post(self._ids_url, text)["tokens"]]
+
+    def _post(self, url: str, text: str) -> dict[str, Any]:
         if self.settings.server_kind == "vllm":
             body: dict[str, Any] = {"model": self.settings.model, "prompt": text, "add_special_tokens": False}
         else:
             body = {"input": text}
         try:
-            response = self._client.post(self._url, json=body)
+            response = self._client.post(url, json=body)
         except httpx.HTTPError as exc:
-            raise LLMUnavailableError(f"the tokenizer endpoint {self._url} is unreachable: {exc}") from exc
+            raise LLMUnavailableError(f"the tokenizer endpoint {url} is unreachable: {exc}") from exc
         if response.status_code >= 500:
-            raise LLMUnavailableError(f"the tokenizer endpoint {self._url} failed ({response.status_code})")
+            raise LLMUnavailableError(f"the tokenizer endpoint {url} failed ({response.status_code})")
         if response.status_code != 200:
             raise LLMResponseError(
-                f"the tokenizer endpoint {self._url} refused the request ({response.status_code}): "
-                f"{response.text[:300]}"
+                f"the tokenizer endpoint {url} refused the request ({response.status_code}): {response.text[:300]}"
             )
-        count = int(response.json()["count"])
-        self._cache[text] = count
-        return count
+        return dict(response.json())
 
 
 @contextmanager

@@ -370,6 +370,16 @@
       });
       bottomLineEl.append(voters);
     }
+    // The answer LLM's reading of the closest abstract, when the rule weighs it (absent from older answers).
+    if (line.model_reading || line.model_reading_failed) {
+      const model = el("p", "bottom-line-model", line.model_reading
+        ? "The answer model, reading the abstract closest to the question, leans " + line.model_reading.side +
+          "; its reading is counted in the weight above:"
+        : "The answer model could not be asked to read the closest abstract: the votes above are the verifier's.");
+      model.id = "bottom-line-model";
+      if (line.model_reading) voteButtons(model, [line.model_reading.pmid]);
+      bottomLineEl.append(model);
+    }
     if (line.retracted_pmids.length) {
       const retracted = el("p", "bottom-line-retracted",
         counted(line.retracted_pmids.length, "retracted paper did not vote:", "retracted papers did not vote:"));

@@ -17,16 +17,23 @@ With a language model, the first `answer_limit` questions of each set are also a
 separate short call (`llm_stance`, the measure `evaluate generation` reports, "the LLM's own stance") and by the
 product (the verifier on the answer's words, `answer_stance`). The bottom line, the LLM's stance and how often the
 answer's text contradicts the bottom line are then measured on the same questions in the same run.
+
+When the rule weighs the answer LLM's reading of the closest abstract (`BottomLineRule.reads_with_model`), every
+question is read by that LLM as the product reads it (`generator.yes_no_reading`), served for the whole run; the
+readings are kept in `ReadingCache`, so a run that stops resumes without reading a question twice.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import random
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +45,7 @@ from generator.evaluation import answer_prompt, index_search, llm_stance, served
 from generator.generate import generate_answer
 from generator.generation_settings import GenerationSettings
 from generator.registry import build_llm, build_token_counter
+from generator.yes_no_reading import YesNoReader
 from indexer.base import Embedder
 from indexer.evaluation import read_corpus
 from indexer.evaluation_index import EvaluationIndex, build_evaluation_index
@@ -45,12 +53,16 @@ from indexer.hybrid import HybridSettings
 from verifier.bottom_line import (
     BOTTOM_LINES,
     GOLD_READING,
+    NO,
     NOT_ENOUGH,
+    AbstractReader,
     AbstractVote,
     BottomLineRule,
     DevQuestion,
+    ModelReading,
     consensus_votes,
     decide_bottom_line,
+    read_closest_abstract,
     vote_relevance,
 )
 from verifier.claim_rewriting import yes_no_claim
@@ -68,6 +80,7 @@ from verifier.yes_no_sets import (
 )
 
 Write = Callable[[str], None]
+MODEL_READINGS_FILE = "model-readings.jsonl"  # beside the evaluation indexes: `ReadingCache`
 
 
 def evaluation_sample(questions: Sequence[YesNoQuestion], *, seed: int = 13) -> list[YesNoQuestion]:
@@ -86,6 +99,7 @@ class QuestionReading:
     retrieved: tuple[str, ...]
     votes: tuple[AbstractVote, ...]
     seconds: float
+    model_reading: ModelReading | None = None  # the answer LLM's reading of the closest abstract, when asked
 
     @property
     def own_rank(self) -> int | None:
@@ -93,7 +107,13 @@ class QuestionReading:
         return min(ranks) if ranks else None
 
     def dev_question(self, stance: str | None = None) -> DevQuestion:
-        return DevQuestion(votes=self.votes, gold=self.question.gold, stance=stance, source=self.question.source)
+        return DevQuestion(
+            votes=self.votes,
+            gold=self.question.gold,
+            stance=stance,
+            source=self.question.source,
+            model_reading=self.model_reading,
+        )
 
 
 def read_question(
@@ -103,11 +123,14 @@ def read_question(
     embedder: Embedder,
     retrieval: HybridSettings,
     verifier: AnswerVerifier,
+    read_model: AbstractReader | None = None,
 ) -> QuestionReading:
+    """The product's reading of `question`; with `read_model`, also the answer LLM's of the closest abstract."""
     started = time.perf_counter()
     hits = index_search(question.text, index=index, embedder=embedder, retrieval=retrieval)
     claim = yes_no_claim(question.text)
     votes: tuple[AbstractVote, ...] = ()
+    model_reading = None
     if claim is not None:
         read = hits[:CONSENSUS_ABSTRACTS]
         abstracts = [
@@ -118,12 +141,16 @@ def read_question(
         ]
         relevance = vote_relevance({hit.pmid: hit.semantic_score for hit in read})
         votes = tuple(consensus_votes(claim_consensus(verifier, claim, abstracts), relevance=relevance))
+        if read_model is not None:
+            texts = {abstract.pmid: (abstract.title, abstract.abstract) for abstract in abstracts}
+            model_reading = read_closest_abstract(read_model, question.text, votes, texts)
     return QuestionReading(
         question=question,
         claim=claim,
         retrieved=tuple(hit.pmid for hit in hits),
         votes=votes,
         seconds=time.perf_counter() - started,
+        model_reading=model_reading,
     )
 
 
@@ -135,10 +162,15 @@ def read_questions(
     retrieval: HybridSettings,
     verifier: AnswerVerifier,
     write: Write,
+    read_model: AbstractReader | None = None,
 ) -> list[QuestionReading]:
     readings = []
     for done, question in enumerate(questions, start=1):
-        readings.append(read_question(question, index=index, embedder=embedder, retrieval=retrieval, verifier=verifier))
+        readings.append(
+            read_question(
+                question, index=index, embedder=embedder, retrieval=retrieval, verifier=verifier, read_model=read_model
+            )
+        )
         if done % 50 == 0 or done == len(questions):
             write(f"  read {done}/{len(questions)} {questions[0].source} questions")
     return readings
@@ -148,7 +180,7 @@ def bottom_line_answer(reading: QuestionReading, rule: BottomLineRule, *, stance
     """The bottom line the product would show; Not enough evidence where it would show none (no readable claim)."""
     if reading.claim is None:
         return NOT_ENOUGH
-    return decide_bottom_line(reading.votes, rule, stance=stance).answer
+    return decide_bottom_line(reading.votes, rule, stance=stance, model_reading=reading.model_reading).answer
 
 
 @dataclass
@@ -239,9 +271,29 @@ class SetReport:
             "confusion": _confusion(answers, golds, GOLD_ANSWERS[self.name]),
             "seconds_per_question": round(statistics.fmean(r.seconds for r in self.readings), 3) if golds else None,
         }
+        if any(reading.model_reading for reading in self.readings):
+            summary["model_reading"] = self._model_reading()
         if self.answered:
             summary["with_llm"] = self._with_llm()
         return summary
+
+    def _model_reading(self) -> dict[str, Any]:
+        """The answer LLM's reading of the closest abstract: how often that abstract is the question's own, and the
+        reading's side alone under the rule's cut, as a yes / no bottom line would read it (it never says maybe)."""
+        read = [reading for reading in self.readings if reading.model_reading is not None]
+        golds = [reading.question.gold for reading in self.readings]
+        alone = [
+            self.rule.model_side(reading.model_reading) if reading.model_reading is not None else NOT_ENOUGH
+            for reading in self.readings
+        ]
+        return {
+            "read": len(read),
+            "closest_is_own": _rate(
+                sum(r.model_reading is not None and r.model_reading.pmid in r.question.own_pmids for r in read), read
+            ),
+            "says_no": _rate(sum(answer == NO for answer in alone), golds),
+            "alone": _accuracy(alone, golds, GOLD_ANSWERS[self.name]),
+        }
 
     def _with_llm(self) -> dict[str, Any]:
         """The bottom line and the LLM's stance on the same answered questions."""
@@ -292,6 +344,11 @@ class SetReport:
                     "claim": reading.claim,
                     "bottom_line": bottom_line_answer(reading, self.rule),
                     "own_rank": reading.own_rank,
+                    "model_reading": (
+                        {"pmid": reading.model_reading.pmid, "log_odds_no": reading.model_reading.log_odds_no}
+                        if reading.model_reading
+                        else None
+                    ),
                     "votes": [
                         {"pmid": vote.pmid, "leaning": vote.leaning, "shown": vote.shown, "p": dict(vote.probabilities)}
                         for vote in reading.votes
@@ -400,13 +457,66 @@ class AnswerSets:
 
 @dataclass(frozen=True)
 class AnsweringModel:
-    """The language model that answers the first `answer_limit` questions of each set (0: none)."""
+    """The language model of a run: it answers the first `answer_limit` questions of each set (0: none), and reads
+    each question's closest abstract when the bottom line's rule weighs that reading."""
 
     endpoint: LLMSettings
     serve: str | None  # a packaged model to serve with llama.cpp for the run; None uses `endpoint`
     model_cache: Path
     generation: GenerationSettings
     answer_limit: int
+
+
+class ReadingCache:
+    """The answer LLM's readings of abstracts (`AbstractReader`), kept in a JSON-lines file, one line a reading, keyed
+    by the model and what it read: a reading takes seconds on our machines, so a run that stops resumes where it
+    stopped, and a fit and a test run that read the same abstract for the same question read it once."""
+
+    def __init__(self, path: Path, model: str, read: AbstractReader) -> None:
+        self.path, self.model, self._read = path, model, read
+        self._known: dict[str, float] = {}
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line cut short when a run was killed mid-write: read again
+                self._known[row["key"]] = float(row["log_odds_no"])
+
+    def __call__(self, question: str, title: str, abstract: str) -> float:
+        key = hashlib.sha256(json.dumps([self.model, question, title, abstract]).encode("utf-8")).hexdigest()
+        if key not in self._known:
+            self._known[key] = self._read(question, title, abstract)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as out:
+                out.write(json.dumps({"key": key, "log_odds_no": self._known[key]}) + "\n")
+        return self._known[key]
+
+
+@contextmanager
+def served_for_run(
+    model: AnsweringModel | None, *, read: bool, answer: bool, cache_path: Path, write: Write
+) -> Iterator[tuple[LLMSettings | None, AbstractReader | None, float | None]]:
+    """For the block: the run's language model served when it reads or answers (its settings, its reading of
+    abstracts through `ReadingCache`, and the server's prompt-reading rate), or Nones when it does neither."""
+    if not (read or answer):
+        yield None, None, None
+        return
+    if model is None:
+        raise ValueError("the bottom line's rule weighs the answer LLM's reading: the run needs the language model")
+    with served_llm(
+        model.serve,
+        endpoint=model.endpoint,
+        model_cache=model.model_cache,
+        n_ctx=model.generation.context_tokens,
+        write=write,
+    ) as (settings, rate):
+        reader = YesNoReader(build_llm(settings), build_token_counter(settings))
+        yield (
+            settings,
+            ReadingCache(cache_path, settings.model, reader.log_odds_no) if read else None,
+            rate.tokens_per_s if rate else None,
+        )
 
 
 def set_indexes(
@@ -452,50 +562,42 @@ def evaluate_answers(
 ) -> dict[str, Any]:
     """`manage.py evaluate answers`: the bottom line on PubMedQA's test split and BioASQ's yes/no questions."""
     reports = []
-    for name, corpus, questions, index in set_indexes(
-        sets, split="test", index_root=index_root, embedder=embedder, write=write
-    ):
-        try:
-            chosen = evaluation_sample(questions)[:limit]
-            readings = read_questions(
-                chosen, index=index, embedder=embedder, retrieval=retrieval, verifier=verifier, write=write
-            )
-            report = SetReport(name=name, corpus=corpus, readings=readings, rule=rule)
-            if model is not None and model.answer_limit > 0:
-                report.answered, report.probe_tokens_per_s = _answered(
-                    readings[: model.answer_limit], model, index, embedder, retrieval, verifier, write
-                )
-            reports.append(report)
-        finally:
-            index.close()
-    return answers_report(reports, verifier_model=verifier_model, rule=rule)
-
-
-def _answered(
-    readings: Sequence[QuestionReading],
-    model: AnsweringModel,
-    index: EvaluationIndex,
-    embedder: Embedder,
-    retrieval: HybridSettings,
-    verifier: AnswerVerifier,
-    write: Write,
-) -> tuple[dict[str, AnsweredQuestion], float | None]:
-    with served_llm(
-        model.serve,
-        endpoint=model.endpoint,
-        model_cache=model.model_cache,
-        n_ctx=model.generation.context_tokens,
+    answer_limit = model.answer_limit if model is not None else 0
+    with served_for_run(
+        model,
+        read=rule.reads_with_model,
+        answer=answer_limit > 0,
+        cache_path=index_root / MODEL_READINGS_FILE,
         write=write,
-    ) as (settings, rate):
-        answered = answer_questions(
-            readings,
-            index=index,
-            embedder=embedder,
-            llm=build_llm(settings),
-            counter=build_token_counter(settings),
-            generation=model.generation,
-            retrieval=retrieval,
-            verifier=verifier,
-            write=write,
-        )
-    return answered, rate.tokens_per_s if rate else None
+    ) as (settings, read_model, rate):
+        for name, corpus, questions, index in set_indexes(
+            sets, split="test", index_root=index_root, embedder=embedder, write=write
+        ):
+            try:
+                chosen = evaluation_sample(questions)[:limit]
+                readings = read_questions(
+                    chosen,
+                    index=index,
+                    embedder=embedder,
+                    retrieval=retrieval,
+                    verifier=verifier,
+                    write=write,
+                    read_model=read_model,
+                )
+                report = SetReport(name=name, corpus=corpus, readings=readings, rule=rule, probe_tokens_per_s=rate)
+                if settings is not None and model is not None and answer_limit > 0:
+                    report.answered = answer_questions(
+                        readings[:answer_limit],
+                        index=index,
+                        embedder=embedder,
+                        llm=build_llm(settings),
+                        counter=build_token_counter(settings),
+                        generation=model.generation,
+                        retrieval=retrieval,
+                        verifier=verifier,
+                        write=write,
+                    )
+                reports.append(report)
+            finally:
+                index.close()
+    return answers_report(reports, verifier_model=verifier_model, rule=rule)

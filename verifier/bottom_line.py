@@ -20,6 +20,13 @@ single that abstract out (retrieval puts BM25 first), the dense score does more 
 bottom line"). A retracted paper never votes. The answer LLM's own stance, when it is
 known, adds `stance_weight` to its side, as one more voice that the page names.
 
+One more voice reads the abstract the dense search finds closest with the answer LLM itself (`ModelReading`,
+`generator.yes_no_reading`): the log-odds of "no" over "yes" for its first answer token. It takes the "no" side when
+those log-odds pass `model_cut` and "yes" otherwise, and weighs `model_weight`. The LLM answers Yes to nearly every
+PubMedQA question whatever the abstract says, but its odds order the "no" questions above the "yes" ones (ROC AUC
+0.885 on the own abstract, benchmarks/README.md), so the cut, fitted on dev, is what reads it; the verifier's
+readings of the ten abstracts, weighed as above, stay the votes beside it.
+
 Then: too little weight on either side is Not enough evidence; one side's share of the weight at or above
 `majority` is Yes or No; anything between is Mixed evidence. The parameters are fitted on dev questions only
 (`fit_bottom_line_rule`) and kept beside the verifier checkpoint in `bottom_line.json`, as `decision.json` keeps the
@@ -30,9 +37,12 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Collection, Mapping, Sequence
+import math
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+
+import numpy as np
 
 from indexer.base import Hit
 from indexer.hybrid import min_max
@@ -53,7 +63,6 @@ TITLES = {YES: "Yes", NO: "No", MIXED: "Mixed evidence", NOT_ENOUGH: "Not enough
 GOLD_READING = {YES: "yes", NO: "no", MIXED: "maybe", NOT_ENOUGH: "maybe"}
 
 _SIDE = {SUPPORT: YES, CONTRADICT: NO}
-Sides = tuple[float, float]  # the weight on yes and on no
 LEANING = "leaning"
 MARGIN = "margin"
 
@@ -72,6 +81,19 @@ class AbstractVote:
 
 
 @dataclass(frozen=True)
+class ModelReading:
+    """The answer LLM's reading of one abstract (`closest_pmid`'s): log p(no) - log p(yes) of its first answer token."""
+
+    pmid: str
+    log_odds_no: float
+
+
+# How the answer LLM reads an abstract: (question, title, abstract) -> log p(no) - log p(yes) of its first answer token
+# (`generator.yes_no_reading.YesNoReader.log_odds_no`).
+AbstractReader = Callable[[str, str, str], float]
+
+
+@dataclass(frozen=True)
 class BottomLineRule:
     rank_decay: float = 0.8
     unclear_weight: float = 0.5
@@ -81,6 +103,8 @@ class BottomLineRule:
     relevance_power: float = 0.0  # 0: relevance does not weigh (the rules fitted before it existed)
     reading: str = LEANING  # how an abstract takes its side: LEANING or MARGIN (the module says)
     support_shift: float = 0.0  # MARGIN only: added to p(SUPPORT) - p(CONTRADICT)
+    model_weight: float = 0.0  # the answer LLM's reading of the closest abstract (0: not asked, `reads_with_model`)
+    model_cut: float = 0.0  # it says "no" when its log-odds of no over yes pass this
     fitted_on: tuple[str, ...] = ()  # the dev sets it was chosen on, for the model card and the audit
     dev_accuracy: float | None = None
 
@@ -94,6 +118,14 @@ class BottomLineRule:
             weight *= max(vote.relevance, 0.0) ** self.relevance_power
         weight *= self.unclear_weight if vote.shown == UNCLEAR else 1.0
         return (side, weight) if weight > 0.0 else (None, 0.0)
+
+    @property
+    def reads_with_model(self) -> bool:
+        """Whether the answer LLM's reading weighs: when it does not, the product does not ask for it."""
+        return self.model_weight > 0.0
+
+    def model_side(self, reading: ModelReading) -> str:
+        return NO if reading.log_odds_no > self.model_cut else YES
 
     def _reading(self, vote: AbstractVote) -> tuple[str | None, float]:
         if self.reading == MARGIN:
@@ -124,6 +156,8 @@ class BottomLine:
     retracted_pmids: tuple[str, ...]  # retrieved, read, and kept out of the vote
     stance: str | None  # the answer LLM's stance when it was known: yes / no / None
     weights: dict[str, float] = field(default_factory=dict)  # each voting PMID's weight, rounded
+    model_reading: ModelReading | None = None  # the answer LLM's reading, when the rule weighs it and it was read
+    model_side: str | None = None  # the side that reading took: yes / no
 
     @property
     def title(self) -> str:
@@ -135,10 +169,21 @@ class BottomLine:
         return len(self.yes_pmids) + len(self.no_pmids)
 
 
-def decide_bottom_line(votes: Sequence[AbstractVote], rule: BottomLineRule, *, stance: str | None = None) -> BottomLine:
-    """The bottom line of `votes` under `rule`; `stance` is the answer's yes / no, or None when unknown or unclear."""
+def decide_bottom_line(
+    votes: Sequence[AbstractVote],
+    rule: BottomLineRule,
+    *,
+    stance: str | None = None,
+    model_reading: ModelReading | None = None,
+) -> BottomLine:
+    """The bottom line of `votes` under `rule`; `stance` is the answer's yes / no, or None when unknown or unclear;
+    `model_reading` the answer LLM's reading of the closest abstract, None when not read (it then does not vote)."""
     tally = _tally(votes, rule)
     yes_weight, no_weight = _with_stance(tally.yes_weight, tally.no_weight, stance, rule.stance_weight)
+    if not rule.reads_with_model:
+        model_reading = None
+    model_side = rule.model_side(model_reading) if model_reading is not None else None
+    yes_weight, no_weight = _with_stance(yes_weight, no_weight, model_side, rule.model_weight)
     weights = tally.weights
     return BottomLine(
         answer=_answer(yes_weight, no_weight, rule),
@@ -150,6 +195,8 @@ def decide_bottom_line(votes: Sequence[AbstractVote], rule: BottomLineRule, *, s
         retracted_pmids=tally.retracted,
         stance=stance if stance in (YES, NO) else None,
         weights={pmid: round(weight, 4) for pmid, weight in weights.items()},
+        model_reading=model_reading,
+        model_side=model_side,
     )
 
 
@@ -191,7 +238,7 @@ def _tally(votes: Sequence[AbstractVote], rule: BottomLineRule) -> _Tally:
 
 
 def _with_stance(yes_weight: float, no_weight: float, stance: str | None, stance_weight: float) -> tuple[float, float]:
-    """The two sides' weights with the answer's stance added to its side."""
+    """The two sides' weights with a voice's weight added to its side (the answer's stance, the LLM's reading)."""
     if stance == YES:
         yes_weight += stance_weight
     elif stance == NO:
@@ -233,6 +280,7 @@ class DevQuestion:
     gold: str
     stance: str | None = None
     source: str = ""
+    model_reading: ModelReading | None = None
 
 
 # The grid the fit searches: small on purpose, since the dev questions of a kind number in the tens to a hundred or
@@ -246,7 +294,11 @@ GRID: dict[str, tuple[float, ...]] = {
     "majority": (0.5, 0.6, 0.7, 0.8),
     "stance_weight": (0.0, 0.25, 0.5, 1.0),
     "relevance_power": (0.0, 1.0, 2.0, 4.0),
+    "model_weight": (0.0, 0.5, 1.0, 2.0, 4.0),
 }
+# Where the LLM's reading turns from yes to no, in log-odds of no over yes: it leans yes on nearly every question, so
+# the cuts reach far below 0.
+MODEL_CUTS: tuple[float, ...] = (-6.0, -5.0, -4.5, -4.0, -3.5, -3.0, -2.5, -2.0, -1.5, -1.0, 0.0)
 # How a vote takes its side, with the shift a MARGIN reading adds (a LEANING reading has none).
 READINGS: tuple[tuple[str, float], ...] = (
     (LEANING, 0.0),
@@ -269,64 +321,139 @@ def fit_bottom_line_rule(
     with_stance: bool = True,
 ) -> BottomLineRule:
     """The grid point with the best weighted mean of the dev sources' accuracies (`source_weights`, equal when
-    None: a large set of one kind of question must not decide alone); ties go to the earlier grid point.
+    None: a large set of one kind of question must not decide alone); ties go to the earlier grid point, in the
+    order of `_grid_points`. The LLM's reading is searched only when some dev question has one.
 
     Each way of weighing votes (reading, decay, Unclear weight, relevance power) is tallied once per question, and
-    the stance and thresholds (minimum weight, majority), which only read the two sides' totals, are scored over
-    that tally: the same scores as deciding every grid point afresh, 64 times fewer tallies."""
+    the voices and thresholds, which only read the two sides' totals, are scored over that tally, all thresholds at
+    once: the same scores as deciding every grid point afresh."""
     weights = _resolved_weights(questions, source_weights)
-    stance_grid = GRID["stance_weight"] if with_stance else (0.0,)
     by_source = _by_source(questions, weights)
-    tallied: dict[tuple[tuple[str, float], float, float, float], tuple[BottomLineRule, dict[str, list[Sides]]]] = {}
-    for (reading, shift), decay, unclear, relevance_power in itertools.product(
+    with_model = any(question.model_reading is not None for question in questions)
+    stance_grid = GRID["stance_weight"] if with_stance else (0.0,)
+    voices = (
+        [(0.0, 0.0)]
+        if not with_model
+        else [(0.0, 0.0)] + [(weight, cut) for weight in GRID["model_weight"] if weight > 0 for cut in MODEL_CUTS]
+    )
+    scores: dict[tuple[float, ...], float] = {}
+    for (reading, shift), decay, unclear, power in itertools.product(
         READINGS, GRID["rank_decay"], GRID["unclear_weight"], GRID["relevance_power"]
     ):
         weighing = BottomLineRule(
-            reading=reading,
-            support_shift=shift,
-            rank_decay=decay,
-            unclear_weight=unclear,
-            relevance_power=relevance_power,
+            reading=reading, support_shift=shift, rank_decay=decay, unclear_weight=unclear, relevance_power=power
         )
-        tallied[(reading, shift), decay, unclear, relevance_power] = weighing, _sides(by_source, weighing)
-    best: tuple[float, BottomLineRule] | None = None
-    for (reading, shift), decay, unclear, minimum, majority, stance_weight, relevance_power in itertools.product(
-        READINGS,
+        tallies = _source_tallies(by_source, weighing)
+        for stance_weight, (model_weight, cut) in itertools.product(stance_grid, voices):
+            voiced = replace(weighing, stance_weight=stance_weight, model_weight=model_weight, model_cut=cut)
+            grid = _scores_over_thresholds(tallies, voiced, weights)
+            key = _reading_key(reading, shift)
+            for (minimum, majority), score in grid.items():
+                scores[key, decay, unclear, minimum, majority, stance_weight, power, model_weight, cut] = score
+    best: tuple[float, tuple[float, ...]] | None = None
+    for point in _grid_points(stance_grid, voices):
+        score = scores[point]
+        if best is None or score > best[0] + 1e-12:
+            best = (score, point)
+    assert best is not None
+    score, (reading_key, decay, unclear, minimum, majority, stance_weight, power, model_weight, cut) = best
+    reading, shift = READINGS[int(reading_key)]
+    return BottomLineRule(
+        reading=reading, support_shift=shift, rank_decay=decay, unclear_weight=unclear, minimum_weight=minimum,
+        majority=majority, stance_weight=stance_weight, relevance_power=power, model_weight=model_weight,
+        model_cut=cut, fitted_on=tuple(fitted_on), dev_accuracy=round(score, 4),
+    )  # fmt: skip
+
+
+def _reading_key(reading: str, shift: float) -> float:
+    """A reading's position in READINGS, as a float so grid points are tuples of one type."""
+    return float(READINGS.index((reading, shift)))
+
+
+def _grid_points(stance_grid: Sequence[float], voices: Sequence[tuple[float, float]]) -> Iterator[tuple[float, ...]]:
+    """The grid in the order its ties are broken: reading, decay, Unclear weight, minimum, majority, stance,
+    relevance power, then the LLM's reading (none first)."""
+    for reading_index, decay, unclear, minimum, majority, stance_weight, power, (
+        model_weight,
+        cut,
+    ) in itertools.product(
+        range(len(READINGS)),
         GRID["rank_decay"],
         GRID["unclear_weight"],
         GRID["minimum_weight"],
         GRID["majority"],
         stance_grid,
         GRID["relevance_power"],
+        voices,
     ):
-        weighing, sides = tallied[(reading, shift), decay, unclear, relevance_power]
-        rule = replace(weighing, minimum_weight=minimum, majority=majority, stance_weight=stance_weight)
-        score = _weighted_score(by_source, sides, rule, weights)
-        if best is None or score > best[0] + 1e-12:
-            best = (score, rule)
-    assert best is not None
-    score, rule = best
-    return BottomLineRule(
-        **{**asdict(rule), "fitted_on": tuple(fitted_on), "dev_accuracy": round(score, 4)},
-    )
+        yield float(reading_index), decay, unclear, minimum, majority, stance_weight, power, model_weight, cut
 
 
-def _weighted_score(
-    by_source: Mapping[str, Sequence[DevQuestion]],
-    sides: Mapping[str, Sequence[Sides]],
+@dataclass(frozen=True)
+class _SourceTallies:
+    """One dev source's questions as arrays: the two sides' weights under a vote weighting, the voices, the gold."""
+
+    yes: np.ndarray
+    no: np.ndarray
+    stance_yes: np.ndarray  # 1.0 where the answer's stance is yes
+    stance_no: np.ndarray
+    model_log_odds: np.ndarray  # nan where the LLM did not read
+    gold: np.ndarray  # the gold answers, as GOLD_READING spells them
+
+
+def _source_tallies(by_source: Mapping[str, Sequence[DevQuestion]], rule: BottomLineRule) -> dict[str, _SourceTallies]:
+    tallies = {}
+    for source, questions in by_source.items():
+        sides = [_tally(question.votes, rule) for question in questions]
+        tallies[source] = _SourceTallies(
+            yes=np.array([tally.yes_weight for tally in sides], dtype=float),
+            no=np.array([tally.no_weight for tally in sides], dtype=float),
+            stance_yes=np.array([question.stance == YES for question in questions], dtype=float),
+            stance_no=np.array([question.stance == NO for question in questions], dtype=float),
+            model_log_odds=np.array(
+                [q.model_reading.log_odds_no if q.model_reading else math.nan for q in questions], dtype=float
+            ),
+            gold=np.array([question.gold for question in questions]),
+        )
+    return tallies
+
+
+def _scores_over_thresholds(
+    tallies: Mapping[str, _SourceTallies],
     rule: BottomLineRule,
     weights: Mapping[str, float],
-) -> float:
-    """The sources' accuracies under `rule`, weighted, from tallies made already: `sides` holds each question's
-    (yes, no) weights under the rule's vote weighting."""
-    total = 0.0
+    thresholds: tuple[Sequence[float], Sequence[float]] | None = None,
+) -> dict[tuple[float, float], float]:
+    """The weighted score of `rule`'s vote weighting and voices at every (minimum weight, majority) of `thresholds`
+    (the grid's when None), computed as `decide_bottom_line` decides: the same sums in the same order, so ties fall
+    alike."""
+    minimum_values, majority_values = thresholds or (GRID["minimum_weight"], GRID["majority"])
+    minimums = np.array(minimum_values, dtype=float)[:, None, None]
+    majorities = np.array(majority_values, dtype=float)[None, :, None]
+    total_score = np.zeros((len(minimum_values), len(majority_values)))
     for source, weight in weights.items():
-        right = 0
-        for question, (yes_weight, no_weight) in zip(by_source[source], sides[source], strict=True):
-            answer = _answer(*_with_stance(yes_weight, no_weight, question.stance, rule.stance_weight), rule)
-            right += bottom_line_correct(answer, question.gold)
-        total += weight * right / len(by_source[source])
-    return total / sum(weights.values())
+        tally = tallies[source]
+        read = ~np.isnan(tally.model_log_odds)
+        says_no = read & (np.nan_to_num(tally.model_log_odds, nan=-math.inf) > rule.model_cut)
+        model_weight = rule.model_weight if rule.reads_with_model else 0.0
+        yes = tally.yes + rule.stance_weight * tally.stance_yes + model_weight * (read & ~says_no)
+        no = tally.no + rule.stance_weight * tally.stance_no + model_weight * says_no
+        total = yes + no
+        with np.errstate(divide="ignore", invalid="ignore"):
+            yes_share, no_share = yes / total, no / total
+        enough = total[None, None, :] >= minimums
+        says_yes = enough & (yes_share[None, None, :] >= majorities)
+        says_no_line = enough & ~says_yes & (no_share[None, None, :] >= majorities)
+        undecided = ~says_yes & ~says_no_line  # Mixed or Not enough: both read as "maybe"
+        right = (says_yes & (tally.gold == "yes")) | (says_no_line & (tally.gold == "no"))
+        right |= undecided & (tally.gold == "maybe")
+        total_score += weight * right.sum(axis=2) / len(tally.gold)
+    total_score /= sum(weights.values())
+    return {
+        (minimum, majority): float(total_score[i, j])
+        for i, minimum in enumerate(minimum_values)
+        for j, majority in enumerate(majority_values)
+    }
 
 
 def weighted_accuracy(
@@ -334,20 +461,13 @@ def weighted_accuracy(
 ) -> float:
     """`rule`'s accuracy on dev questions as the fit scores it: the sources' accuracies, weighted."""
     weights = _resolved_weights(questions, source_weights)
-    by_source = _by_source(questions, weights)
-    return _weighted_score(by_source, _sides(by_source, rule), rule, weights)
+    tallies = _source_tallies(_by_source(questions, weights), rule)
+    thresholds = ((rule.minimum_weight,), (rule.majority,))
+    return _scores_over_thresholds(tallies, rule, weights, thresholds)[rule.minimum_weight, rule.majority]
 
 
 def _by_source(questions: Sequence[DevQuestion], weights: Mapping[str, float]) -> dict[str, list[DevQuestion]]:
     return {source: [q for q in questions if q.source == source] for source in weights}
-
-
-def _sides(by_source: Mapping[str, Sequence[DevQuestion]], rule: BottomLineRule) -> dict[str, list[Sides]]:
-    """Each question's (yes, no) weights under `rule`'s vote weighting, before the stance."""
-    return {
-        source: [(t.yes_weight, t.no_weight) for t in (_tally(q.votes, rule) for q in chosen)]
-        for source, chosen in by_source.items()
-    }
 
 
 def _resolved_weights(questions: Sequence[DevQuestion], source_weights: Mapping[str, float] | None) -> dict[str, float]:
@@ -385,3 +505,25 @@ def consensus_votes(
         )
         for rank, verdict in enumerate(consensus.verdicts)
     ]
+
+
+def closest_pmid(votes: Sequence[AbstractVote]) -> str | None:
+    """The abstract the answer LLM reads for the bottom line: the one the dense search found closest to the question
+    (the question's own for 80% of PubMedQA-kind dev questions, where the first-ranked is for 20%), the earlier
+    ranked on a tie; a retracted paper is never read. None when nothing is left to read."""
+    readable = [vote for vote in votes if not vote.retracted]
+    if not readable:
+        return None
+    return max(readable, key=lambda vote: (vote.relevance, -vote.rank)).pmid
+
+
+def read_closest_abstract(
+    read: AbstractReader, question: str, votes: Sequence[AbstractVote], texts: Mapping[str, tuple[str, str]]
+) -> ModelReading | None:
+    """The answer LLM's reading of the closest abstract among `votes` (`closest_pmid`); `texts` maps each PMID to its
+    title and abstract. None when no abstract is left to read."""
+    pmid = closest_pmid(votes)
+    if pmid is None:
+        return None
+    title, abstract = texts[pmid]
+    return ModelReading(pmid=pmid, log_odds_no=read(question, title, abstract))

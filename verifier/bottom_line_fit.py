@@ -16,7 +16,15 @@ from typing import Any
 
 from indexer.base import Embedder
 from indexer.hybrid import HybridSettings
-from verifier.answer_evaluation import AnswerSets, Write, read_questions, set_indexes
+from verifier.answer_evaluation import (
+    MODEL_READINGS_FILE,
+    AnsweringModel,
+    AnswerSets,
+    Write,
+    read_questions,
+    served_for_run,
+    set_indexes,
+)
 from verifier.bottom_line import BottomLineRule, DevQuestion, fit_bottom_line_rule, weighted_accuracy
 from verifier.verify import AnswerVerifier
 from verifier.yes_no_sets import BIOASQ, GOLD_ANSWERS, PUBMEDQA
@@ -57,27 +65,36 @@ def fit_rule_on_dev(
     retrieval: HybridSettings,
     verifier: AnswerVerifier,
     write: Write,
+    model: AnsweringModel | None = None,
 ) -> tuple[BottomLineRule, dict[str, Any]]:
     """The bottom line rule fitted on dev questions only: BioASQ's (the questions file given), PubMedQA's dev split
-    and the extra PubMedQA-style items when given; returns it with a report of the fit."""
+    and the extra PubMedQA-style items when given; returns it with a report of the fit. With `model`, each question's
+    closest abstract is also read by that language model, and the grid offers its reading a weight."""
     dev: list[DevQuestion] = []
     weights: dict[str, float] = {}
     counts: Counter[str] = Counter()
-    for _name, _corpus, questions, index in set_indexes(
-        sets, split="dev", index_root=index_root, embedder=embedder, write=write
-    ):
-        try:
-            readings = read_questions(
-                questions, index=index, embedder=embedder, retrieval=retrieval, verifier=verifier, write=write
-            )
-        finally:
-            index.close()
-        counts.update(reading.question.source for reading in readings)
-        for reading in readings:
-            question = reading.dev_question()
-            dev.append(
-                question if question.source == BIOASQ else replace(question, source=pubmedqa_group(question.gold))
-            )
+    with served_for_run(
+        model, read=model is not None, answer=False, cache_path=index_root / MODEL_READINGS_FILE, write=write
+    ) as (_settings, read_model, _rate):
+        dev_sets = set_indexes(sets, split="dev", index_root=index_root, embedder=embedder, write=write)
+        readings = []
+        for _name, _corpus, questions, index in dev_sets:
+            try:
+                readings += read_questions(
+                    questions,
+                    index=index,
+                    embedder=embedder,
+                    retrieval=retrieval,
+                    verifier=verifier,
+                    write=write,
+                    read_model=read_model,
+                )
+            finally:
+                index.close()
+    counts.update(reading.question.source for reading in readings)
+    for reading in readings:
+        question = reading.dev_question()
+        dev.append(question if question.source == BIOASQ else replace(question, source=pubmedqa_group(question.gold)))
     if sets.pubmedqa is not None:
         shares = answer_shares(sets.pubmedqa, sets.pubmedqa_ids or sets.pubmedqa.with_name("test_ground_truth.json"))
         weights = dev_weights(shares=shares, with_bioasq=BIOASQ in counts)
@@ -97,5 +114,15 @@ def fit_rule_on_dev(
             for group in groups
         },
         "dev_accuracy_default_rule": round(weighted_accuracy(dev, default, weights or None), 4),
+        "dev_accuracy_without_model_reading": (
+            fit_bottom_line_rule(
+                [replace(question, model_reading=None) for question in dev],
+                fitted_on=fitted_on,
+                source_weights=weights or None,
+                with_stance=False,
+            ).dev_accuracy
+            if model is not None
+            else None
+        ),
         "rule": asdict(rule),
     }

@@ -13,6 +13,7 @@ from generator.answer import answer_prompt
 from generator.base import LLM, LLMSettings, Message, SamplingOptions, TokenCounter
 from generator.generate import generate_answer
 from generator.registry import build_llm, build_token_counter
+from generator.yes_no_reading import LIFT, NO_SPELLINGS, SPAN, YES_SPELLINGS, YesNoReader, reading_messages
 from indexer.adapter_registry import UnknownAdapterError
 from tests.generator.everolimus import ABSTRACTS, GIVEN, QUESTION
 from tests.support import TEST_LLM_MODEL
@@ -188,3 +189,49 @@ def test_an_unknown_server_kind_is_refused_with_the_known_ones() -> None:
         build_llm(settings)
     with pytest.raises(UnknownAdapterError, match=known):
         build_token_counter(settings)
+
+
+@pytest.fixture(params=ADAPTERS)
+def model_and_tokenizer(request: pytest.FixtureRequest) -> tuple[LLM, TokenCounter]:
+    settings = settings_for(request.param, request)
+    return build_llm(settings), build_token_counter(settings)
+
+
+READING_QUESTION = "Does everolimus prolong survival in advanced renal cell carcinoma?"
+READING_ABSTRACT = (
+    "In a randomised trial of 410 patients with advanced renal cell carcinoma, everolimus did not prolong overall "
+    "survival compared with placebo (14.8 versus 14.4 months)."
+)
+
+
+def test_token_ids_are_the_tokens_the_count_counts(model_and_tokenizer: tuple[LLM, TokenCounter]) -> None:
+    _, tokenizer = model_and_tokenizer
+    for text in ("yes", "No", "Everolimus did not prolong survival."):
+        ids = tokenizer.token_ids(text)
+        assert all(isinstance(token, int) for token in ids)
+        assert len(ids) == tokenizer.count(text)
+
+
+def test_a_logit_bias_decides_the_one_token_chosen(model_and_tokenizer: tuple[LLM, TokenCounter]) -> None:
+    """The server adds the biases it is given, by token id: lifting "Yes" and "No" far above every other token, the
+    one lifted more is the reply, whichever the model prefers."""
+    llm, tokenizer = model_and_tokenizer
+    (yes,), (no,) = tokenizer.token_ids("Yes"), tokenizer.token_ids("No")
+    messages = reading_messages(READING_QUESTION, READING_ABSTRACT)
+    assert llm.choose_token(messages, logit_bias={yes: 60.0, no: 40.0}).strip() == "Yes"
+    assert llm.choose_token(messages, logit_bias={yes: 40.0, no: 60.0}).strip() == "No"
+
+
+def test_the_yes_no_reading_is_where_the_servers_answer_flips(model_and_tokenizer: tuple[LLM, TokenCounter]) -> None:
+    """The bisected log-odds are the server's: a bias on "no" a little above minus the reading turns the answer to
+    no, a little below leaves it yes."""
+    llm, tokenizer = model_and_tokenizer
+    reader = YesNoReader(llm, tokenizer)
+    log_odds = reader.log_odds_no(READING_QUESTION, "", READING_ABSTRACT)
+    assert -SPAN < log_odds < SPAN
+    yes_ids = {ids[0] for ids in map(tokenizer.token_ids, YES_SPELLINGS) if len(ids) == 1}
+    no_ids = {ids[0] for ids in map(tokenizer.token_ids, NO_SPELLINGS) if len(ids) == 1}
+    messages = reading_messages(READING_QUESTION, READING_ABSTRACT)
+    for margin, expected in ((0.4, "no"), (-0.4, "yes")):
+        bias = {token: LIFT for token in yes_ids} | {token: LIFT - log_odds + margin for token in no_ids}
+        assert llm.choose_token(messages, logit_bias=bias).strip().lower() == expected

@@ -10,6 +10,7 @@ import csv
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,10 +20,12 @@ from indexer.evaluation_index import build_evaluation_index
 from indexer.fake_embedder import FakeEmbedder
 from indexer.hybrid import HybridSettings
 from verifier.answer_evaluation import (
+    MODEL_READINGS_FILE,
     AnsweringModel,
     AnswerSets,
+    ReadingCache,
     SetReport,
-    _answered,
+    evaluate_answers,
     read_questions,
     set_indexes,
     wilson_interval,
@@ -280,34 +283,84 @@ def test_an_empty_set_reports_zeros_with_its_own_gold_rows():
     assert (summary["n"], summary["accuracy"], summary["seconds_per_question"]) == (0, 0.0, None)
 
 
-def test_answered_questions_are_scored_beside_the_bottom_line_on_the_same_questions(pqal, tmp_path):
-    data, ids = pqal
-    embedder = FakeEmbedder()
-    index = build_evaluation_index(pubmedqa_records(data), tmp_path / "index", embedder)
-    verifier = AnswerVerifier(FakeClaimClassifier(), FakeEvidenceFinder())
-    readings = read_questions(
-        pubmedqa_questions(data, ids, split="test"),
-        index=index,
-        embedder=embedder,
-        retrieval=HybridSettings(),
-        verifier=verifier,
-        write=print,
-    )
-    model = AnsweringModel(
+def _fake_model(tmp_path: Path, answer_limit: int) -> AnsweringModel:
+    return AnsweringModel(
         endpoint=LLMSettings(base_url="", model="unused", server_kind="fake"),
         serve=None,
         model_cache=tmp_path,
         generation=GenerationSettings(),
-        answer_limit=2,
+        answer_limit=answer_limit,
     )
-    try:
-        answered, rate = _answered(readings[:2], model, index, embedder, HybridSettings(), verifier, print)
-    finally:
-        index.close()
-    assert rate is None  # the fake server has no prompt-reading rate to probe
-    assert set(answered) == {reading.question.qid for reading in readings[:2]}
-    assert all(item.llm_stance in ("yes", "no", "maybe") for item in answered.values())
-    report = SetReport(name=PUBMEDQA, corpus="5", readings=readings, rule=BottomLineRule(), answered=answered)
-    with_llm = report.summary()["with_llm"]
+
+
+def _evaluated(
+    pqal: tuple[Path, Path], tmp_path: Path, rule: BottomLineRule, model: AnsweringModel | None
+) -> dict[str, Any]:
+    data, ids = pqal
+    return evaluate_answers(
+        AnswerSets(pubmedqa=data, pubmedqa_ids=ids),
+        limit=None,
+        index_root=tmp_path / "indexes",
+        embedder=FakeEmbedder(),
+        retrieval=HybridSettings(),
+        verifier=AnswerVerifier(FakeClaimClassifier(), FakeEvidenceFinder()),
+        verifier_model="fake",
+        rule=rule,
+        model=model,
+        write=print,
+    )
+
+
+def test_answered_questions_are_scored_beside_the_bottom_line_on_the_same_questions(pqal, tmp_path):
+    report = _evaluated(pqal, tmp_path, BottomLineRule(), _fake_model(tmp_path, answer_limit=2))
+
+    with_llm = report[PUBMEDQA]["with_llm"]
     assert with_llm["n"] == 2
+    assert with_llm["probe_tokens_per_s"] is None  # the fake server has no prompt-reading rate to probe
     assert set(with_llm) >= {"bottom_line", "llm_stance", "gain_over_llm_stance", "answer_contradicts_bottom_line"}
+    assert sum(with_llm["llm_stance_counts"].values()) == 2
+    assert "model_reading" not in report[PUBMEDQA], "the default rule does not weigh the LLM's reading"
+    assert not (tmp_path / "indexes" / MODEL_READINGS_FILE).exists()
+
+
+def test_a_rule_that_weighs_the_llms_reading_has_every_question_read_once_across_runs(pqal, tmp_path):
+    rule = BottomLineRule(minimum_weight=0.1, majority=0.6, model_weight=5.0, model_cut=0.0)
+    first = _evaluated(pqal, tmp_path, rule, _fake_model(tmp_path, answer_limit=0))
+    cache = tmp_path / "indexes" / MODEL_READINGS_FILE
+    lines = cache.read_text().splitlines()
+    again = _evaluated(pqal, tmp_path, rule, _fake_model(tmp_path, answer_limit=0))
+
+    reading = first[PUBMEDQA]["model_reading"]
+    readable = first[PUBMEDQA]["n"] - first[PUBMEDQA]["no_readable_claim"]
+    assert reading["read"] == readable == len(lines) > 0
+    assert cache.read_text().splitlines() == lines, "the second run read nothing again"
+    assert again[PUBMEDQA]["accuracy"] == first[PUBMEDQA]["accuracy"]
+    items = first["items"][PUBMEDQA]
+    assert all(item["model_reading"] is not None for item in items if item["claim"] is not None)
+    # Under a weight of 5, the reading decides every readable question's bottom line.
+    for item in items:
+        if item["claim"] is not None:
+            assert item["bottom_line"] == ("no" if item["model_reading"]["log_odds_no"] > 0 else "yes")
+
+
+def test_a_rule_that_weighs_the_llms_reading_needs_the_model(pqal, tmp_path):
+    with pytest.raises(ValueError, match="needs the language model"):
+        _evaluated(pqal, tmp_path, BottomLineRule(model_weight=1.0), None)
+
+
+def test_the_reading_cache_resumes_past_a_line_cut_short(tmp_path):
+    calls = []
+
+    def read(question: str, title: str, abstract: str) -> float:
+        calls.append(question)
+        return -2.5
+
+    path = tmp_path / "readings.jsonl"
+    assert ReadingCache(path, "m", read)("Q1?", "", "A") == -2.5
+    with path.open("a") as out:
+        out.write('{"key": "cut sho')  # a run killed mid-write
+    cache = ReadingCache(path, "m", read)
+    assert cache("Q1?", "", "A") == -2.5
+    assert calls == ["Q1?"], "the reading kept before the cut line is not read again"
+    assert ReadingCache(path, "other model", read)("Q1?", "", "A") == -2.5
+    assert calls == ["Q1?", "Q1?"], "another model's reading is its own"

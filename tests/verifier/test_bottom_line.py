@@ -20,7 +20,9 @@ from verifier.bottom_line import (
     AbstractVote,
     BottomLineRule,
     DevQuestion,
+    ModelReading,
     bottom_line_correct,
+    closest_pmid,
     decide_bottom_line,
     fit_bottom_line_rule,
     load_bottom_line_rule,
@@ -281,21 +283,33 @@ def _random_dev_questions(count: int, seed: int) -> list[DevQuestion]:
         # A stance that mostly agrees with gold, so that the fit has a reason to weigh it.
         stance = gold if gold != "maybe" and rng.random() < 0.7 else rng.choice([YES, NO, None])
         source = rng.choice(["bioasq", "pubmedqa:yes", "pubmedqa:no"])
-        questions.append(DevQuestion(votes=tuple(votes), gold=gold, stance=stance, source=source))
+        # The LLM's log-odds of no, higher for "no" questions (so a cut separates them), missing for some.
+        log_odds = rng.gauss({"yes": -4.0, "no": -1.5, "maybe": -3.0}[gold], 1.0)
+        model_reading = ModelReading(pmid=f"{number}-0", log_odds_no=log_odds) if rng.random() < 0.9 else None
+        questions.append(
+            DevQuestion(votes=tuple(votes), gold=gold, stance=stance, source=source, model_reading=model_reading)
+        )
     return questions
 
 
 def _accuracy(questions: list[DevQuestion], rule: BottomLineRule, source: str) -> float:
     """One source's accuracy, each question decided afresh (not through the fit's tallies)."""
     chosen = [question for question in questions if question.source == source]
-    right = sum(bottom_line_correct(decide_bottom_line(q.votes, rule, stance=q.stance).answer, q.gold) for q in chosen)
+    right = sum(
+        bottom_line_correct(
+            decide_bottom_line(q.votes, rule, stance=q.stance, model_reading=q.model_reading).answer, q.gold
+        )
+        for q in chosen
+    )
     return right / len(chosen)
 
 
 def test_the_fit_chooses_the_rule_that_deciding_every_grid_point_afresh_would(monkeypatch):
-    """The fit tallies each vote weighting once and scores the thresholds and stance over the totals; that must choose
-    what deciding each grid point in order with `decide_bottom_line` chooses, first best on ties, with its score."""
+    """The fit tallies each vote weighting once and scores the thresholds, the stance and the LLM's reading over the
+    totals; that must choose what deciding each grid point in order with `decide_bottom_line` chooses, first best on
+    ties, with its score."""
     monkeypatch.setattr(bottom_line, "READINGS", ((LEANING, 0.0), (MARGIN, -0.1), (MARGIN, 0.1)))
+    monkeypatch.setattr(bottom_line, "MODEL_CUTS", (-3.0, -2.0))
     small_grid = {
         "rank_decay": (1.0, 0.6),
         "unclear_weight": (0.0, 1.0),
@@ -303,6 +317,7 @@ def test_the_fit_chooses_the_rule_that_deciding_every_grid_point_afresh_would(mo
         "majority": (0.5, 0.7),
         "stance_weight": (0.0, 0.5),
         "relevance_power": (0.0, 2.0),
+        "model_weight": (0.0, 1.0),
     }
     for name, values in small_grid.items():
         monkeypatch.setitem(bottom_line.GRID, name, values)
@@ -311,18 +326,60 @@ def test_the_fit_chooses_the_rule_that_deciding_every_grid_point_afresh_would(mo
 
     fitted = fit_bottom_line_rule(questions, fitted_on=["toy"], source_weights=weights)
 
+    voices = [(0.0, 0.0), (1.0, -3.0), (1.0, -2.0)]  # no reading, then each weight with each cut
     best: tuple[float, BottomLineRule] | None = None
-    for (reading, shift), decay, unclear, minimum, majority, stance_weight, power in itertools.product(
-        bottom_line.READINGS, *(small_grid[name] for name in small_grid)
-    ):
+    scored_alike = 0
+    for (reading, shift), decay, unclear, minimum, majority, stance_weight, power, (
+        model_weight,
+        cut,
+    ) in itertools.product(bottom_line.READINGS, *(small_grid[name] for name in list(small_grid)[:-1]), voices):
         rule = BottomLineRule(
             reading=reading, support_shift=shift, rank_decay=decay, unclear_weight=unclear,
             minimum_weight=minimum, majority=majority, stance_weight=stance_weight, relevance_power=power,
+            model_weight=model_weight, model_cut=cut,
         )  # fmt: skip
         score = sum(weight * _accuracy(questions, rule, source) for source, weight in weights.items())
+        scored_alike += weighted_accuracy(questions, rule, weights) == pytest.approx(score)
         if best is None or score > best[0] + 1e-12:
             best = (score, rule)
     assert best is not None
+    assert scored_alike == 3 * 2**6 * len(voices), "the fit's scorer agrees with deciding afresh at every grid point"
     assert fitted.stance_weight > 0  # the stance and thresholds are scored, not only the vote weighting
+    assert fitted.model_weight > 0  # and the LLM's reading, which separates the golds here
     assert asdict(fitted) == asdict(replace(best[1], fitted_on=("toy",), dev_accuracy=round(best[0], 4)))
     assert weighted_accuracy(questions, fitted, weights) == pytest.approx(best[0])
+
+
+def test_the_llm_reading_votes_no_past_its_cut_and_yes_below_it_with_its_weight():
+    rule = replace(FLAT, minimum_weight=0.1, majority=0.6, model_weight=2.0, model_cut=-2.0)
+    votes = [vote("1", SUPPORT, 0.8)]
+
+    leaning_no = decide_bottom_line(votes, rule, model_reading=ModelReading(pmid="1", log_odds_no=-1.5))
+    leaning_yes = decide_bottom_line(votes, rule, model_reading=ModelReading(pmid="1", log_odds_no=-2.5))
+    unread = decide_bottom_line(votes, rule)
+
+    assert (leaning_no.answer, leaning_no.model_side) == (NO, NO), "2.0 on no against the abstract's 0.8 on yes"
+    assert leaning_no.no_weight == pytest.approx(2.0)
+    assert leaning_no.yes_pmids == ("1",), "the abstract still votes yes; the LLM's voice is apart from the votes"
+    assert (leaning_yes.answer, leaning_yes.model_side) == (YES, YES)
+    assert leaning_yes.yes_weight == pytest.approx(2.8)
+    assert (unread.answer, unread.model_reading, unread.model_side) == (YES, None, None)
+
+
+def test_a_rule_that_does_not_weigh_the_llm_reading_ignores_one_given():
+    rule = replace(FLAT, model_weight=0.0, model_cut=-2.0)
+    line = decide_bottom_line([vote("1", SUPPORT, 0.8)], rule, model_reading=ModelReading(pmid="1", log_odds_no=5.0))
+    assert not rule.reads_with_model
+    assert (line.answer, line.model_reading, line.model_side, line.no_weight) == (YES, None, None, 0.0)
+
+
+def test_the_llm_reads_the_closest_abstract_never_a_retracted_one():
+    votes = [
+        vote("first", SUPPORT, 0.9, rank=0, relevance=0.4),
+        vote("closest", SUPPORT, 0.9, rank=1, relevance=1.0),
+        vote("tied later", SUPPORT, 0.9, rank=2, relevance=1.0),
+    ]
+    assert closest_pmid(votes) == "closest", "the dense search's closest; on a tie the earlier ranked"
+    votes[1] = vote("closest", SUPPORT, 0.9, rank=1, relevance=1.0, retracted=True)
+    assert closest_pmid(votes) == "tied later"
+    assert closest_pmid([vote("gone", SUPPORT, 0.9, retracted=True)]) is None

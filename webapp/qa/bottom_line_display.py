@@ -47,6 +47,9 @@ class ShownBottomLine:
     answer_disagrees: bool
     yes_weight: float = 0.0
     no_weight: float = 0.0
+    model_vote: Vote | None = None  # the abstract the answer LLM read, when its reading voted
+    model_side: str | None = None  # the side it took: yes / no
+    model_failed: bool = False  # the rule weighs that reading, and the model could not be asked
 
     @property
     def votes_sentence(self) -> str:
@@ -74,6 +77,21 @@ class ShownBottomLine:
         if not self.retracted:
             return ""
         return _count(len(self.retracted), "retracted paper did not vote:", "retracted papers did not vote:")
+
+    @property
+    def model_sentence(self) -> str:
+        """The answer LLM's voice, when the rule weighs it: which way it read the closest abstract (the page puts
+        that abstract's button after it), or that it could not be asked."""
+        if self.model_vote is not None:
+            return (
+                f"The answer model, reading the abstract closest to the question, leans {self.model_side}; "
+                "its reading is counted in the weight above:"
+            )
+        if self.model_failed:
+            return (
+                "The answer model could not be asked to read the closest abstract: the votes above are the verifier's."
+            )
+        return ""
 
     def disagreement_sentence(self, where: str) -> str:
         """Said only when the written answer takes the other side; `where` places the answer ("below", "above")."""
@@ -103,6 +121,9 @@ def shown_bottom_line(consensus: Mapping[str, Any] | None) -> ShownBottomLine | 
         answer_disagrees=bool(stored.get("answer_disagrees")),
         yes_weight=float(stored.get("yes_weight") or 0.0),
         no_weight=float(stored.get("no_weight") or 0.0),
+        model_vote=_votes([model["pmid"]])[0] if (model := stored.get("model_reading")) else None,
+        model_side=str(model["side"]) if model else None,
+        model_failed=bool(stored.get("model_reading_failed")),
     )
 
 
@@ -124,6 +145,10 @@ def bottom_line_markdown(bottom_line: ShownBottomLine | None, *, escape: Callabl
     lines = ["", "## Bottom line", "", f"**{escape(bottom_line.title)}.** {summary}", ""]
     for name, votes in (("Vote yes", bottom_line.yes), ("Vote no", bottom_line.no)):
         lines.append(f"- {name} ({len(votes)}): {', '.join(escape(vote.label) for vote in votes) or 'none'}")
+    if bottom_line.model_vote is not None:
+        lines.append(f"- {escape(bottom_line.model_sentence)} {escape(bottom_line.model_vote.label)}")
+    elif bottom_line.model_failed:
+        lines.append(f"- {escape(bottom_line.model_sentence)}")
     if bottom_line.retracted:
         retracted = ", ".join(escape(vote.label) for vote in bottom_line.retracted)
         lines.append(f"- Retracted, kept out of the vote ({len(bottom_line.retracted)}): {retracted}")

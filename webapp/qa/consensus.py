@@ -12,12 +12,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from generator.errors import GenerationError
 from verifier.bottom_line import (
+    AbstractReader,
     BottomLine,
     BottomLineRule,
+    ModelReading,
     consensus_votes,
     decide_bottom_line,
     load_bottom_line_rule,
+    read_closest_abstract,
     vote_relevance,
 )
 from verifier.claim_rewriting import yes_no_claim
@@ -38,7 +42,9 @@ logger = logging.getLogger(__name__)
 CONSENSUS_KEYS = {label: label.lower() for label in CONSENSUS_LABELS}
 
 
-def consensus_json(consensus: Consensus, bottom_line: BottomLine | None = None) -> dict[str, Any]:
+def consensus_json(
+    consensus: Consensus, bottom_line: BottomLine | None = None, **bottom_line_facts: Any
+) -> dict[str, Any]:
     stored = {
         "claim": consensus.claim,
         "read": len(consensus.verdicts),
@@ -57,12 +63,15 @@ def consensus_json(consensus: Consensus, bottom_line: BottomLine | None = None) 
         },
     }
     if bottom_line is not None:
-        stored["bottom_line"] = bottom_line_json(bottom_line)
+        stored["bottom_line"] = bottom_line_json(bottom_line, **bottom_line_facts)
     return stored
 
 
-def bottom_line_json(bottom_line: BottomLine) -> dict[str, Any]:
-    """The bottom line as the page, the API and the exports read it (`verifier.bottom_line` says how it is decided)."""
+def bottom_line_json(
+    bottom_line: BottomLine, *, model_weight: float = 0.0, model_reading_failed: bool = False
+) -> dict[str, Any]:
+    """The bottom line as the page, the API and the exports read it (`verifier.bottom_line` says how it is decided);
+    `model_weight` is what the answer LLM's reading weighed."""
     stance = bottom_line.stance
     return {
         "answer": bottom_line.answer,
@@ -76,6 +85,19 @@ def bottom_line_json(bottom_line: BottomLine) -> dict[str, Any]:
         "abstaining": bottom_line.abstaining,
         "retracted_pmids": list(bottom_line.retracted_pmids),
         "answer_stance": stance,
+        # The answer LLM's reading of the closest abstract, one more voice (None: the rule does not weigh it, or the
+        # model could not be asked; `model_reading_failed` says which).
+        "model_reading": (
+            {
+                "pmid": bottom_line.model_reading.pmid,
+                "side": bottom_line.model_side,
+                "log_odds_no": round(bottom_line.model_reading.log_odds_no, 3),
+                "weight": round(model_weight, 4),
+            }
+            if bottom_line.model_reading is not None
+            else None
+        ),
+        "model_reading_failed": model_reading_failed,
         # The answer's text takes the other side of a Yes or No: the page says so rather than show both silently.
         "answer_disagrees": (stance, bottom_line.answer) in (("yes", "no"), ("no", "yes")),
     }
@@ -88,11 +110,16 @@ def bottom_line_rule(verifier_model: str) -> BottomLineRule:
 
 
 def question_consensus(
-    *, question: Question, verifier: AnswerVerifier, rule: BottomLineRule, answer_text: str = ""
+    *,
+    question: Question,
+    verifier: AnswerVerifier,
+    rule: BottomLineRule,
+    answer_text: str = "",
+    read_model: AbstractReader | None = None,
 ) -> dict[str, Any] | None:
     """The consensus of the question's first retrieved abstracts on its claim, with its bottom line; None when it
     does not ask yes or no by its form, or the rewrite cannot read it. `answer_text` is the answer's own words, read
-    for its stance."""
+    for its stance; `read_model` the answer LLM's reading of an abstract, asked when the rule weighs it."""
     claim = yes_no_claim(question.text)
     if claim is None:
         return None
@@ -118,16 +145,41 @@ def question_consensus(
     relevance = vote_relevance({abstract.pmid: semantic_scores[abstract.pmid] for abstract in abstracts})
     votes = consensus_votes(consensus, retracted=retracted, relevance=relevance)
     stance = answer_stance(verifier, claim, answer_text) if answer_text else None
-    return consensus_json(consensus, decide_bottom_line(votes, rule, stance=stance))
+    model_reading, failed = None, False
+    if rule.reads_with_model and read_model is not None:
+        texts = {abstract.pmid: (abstract.title, abstract.abstract) for abstract in abstracts}
+        model_reading, failed = _model_reading(read_model, question, votes, texts)
+    bottom_line = decide_bottom_line(votes, rule, stance=stance, model_reading=model_reading)
+    model_weight = rule.model_weight if model_reading is not None else 0.0
+    return consensus_json(consensus, bottom_line, model_weight=model_weight, model_reading_failed=failed)
+
+
+def _model_reading(
+    read_model: AbstractReader, question: Question, votes: Any, texts: dict[str, tuple[str, str]]
+) -> tuple[ModelReading | None, bool]:
+    """The answer LLM's reading of the closest abstract, and whether asking for it failed: a model server that is
+    down leaves the bottom line to the verifier's votes (and the page says so), not the question without one."""
+    try:
+        return read_closest_abstract(read_model, question.text, votes, texts), False
+    except GenerationError:
+        logger.warning("question %s: the answer model's reading could not be made", question.pk, exc_info=True)
+        return None, True
 
 
 def question_consensus_or_none(
-    *, question: Question, verifier: AnswerVerifier, rule: BottomLineRule, answer_text: str = ""
+    *,
+    question: Question,
+    verifier: AnswerVerifier,
+    rule: BottomLineRule,
+    answer_text: str = "",
+    read_model: AbstractReader | None = None,
 ) -> dict[str, Any] | None:
     """`question_consensus`, or None when making it failed: the consensus is an extra beside the answer, so whatever
     goes wrong (a time limit included) is logged and leaves it out, and the answer's own verdicts are stored."""
     try:
-        return question_consensus(question=question, verifier=verifier, rule=rule, answer_text=answer_text)
+        return question_consensus(
+            question=question, verifier=verifier, rule=rule, answer_text=answer_text, read_model=read_model
+        )
     except Exception:
         logger.exception("question %s: the consensus could not be made; the answer is stored without it", question.pk)
         return None

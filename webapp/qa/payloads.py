@@ -206,6 +206,13 @@ class ConsensusVerdictPayload(TypedDict):
     ]
 
 
+class ModelReadingPayload(TypedDict):
+    pmid: Annotated[str, Doc("The abstract the answer LLM read: the one the dense search found closest.")]
+    side: Annotated[str, Doc("The side its reading takes under the fitted cut.", choices=("yes", "no"))]
+    log_odds_no: Annotated[float, Doc("log p(no) - log p(yes) of the LLM's first answer token.")]
+    weight: Annotated[float, Doc("What the reading weighs, added to its side's weight.", min_value=0)]
+
+
 class BottomLinePayload(TypedDict):
     answer: Annotated[
         str,
@@ -240,6 +247,14 @@ class BottomLinePayload(TypedDict):
     answer_disagrees: Annotated[
         bool, Doc("The written answer says yes and the bottom line is No, or the other way round.")
     ]
+    model_reading: Annotated[
+        ModelReadingPayload | None,
+        Doc(
+            "The answer LLM's reading of the closest abstract, one more voice in the weights; null when the rule "
+            "does not weigh it, the answer predates it, or the model could not be asked."
+        ),
+    ]
+    model_reading_failed: Annotated[bool, Doc("The rule weighs the LLM's reading and the model could not be asked.")]
 
 
 class ConsensusPayload(TypedDict):

@@ -63,11 +63,14 @@ def _evidence_texts(abstract_sentences: list[str], indices: list[int]) -> list[s
 
 
 def _consensus(stored: dict[str, Any] | None) -> ConsensusPayload | None:
-    """A consensus stored before its bottom line existed reads as one whose bottom line is null, so every consensus
-    has the same keys for a client."""
+    """A consensus stored before its bottom line existed reads as one whose bottom line is null, and a bottom line
+    stored before the LLM's reading existed as one without it, so every consensus has the same keys for a client."""
     if stored is None:
         return None
-    return cast(ConsensusPayload, {**stored, "bottom_line": stored.get("bottom_line")})
+    bottom_line = stored.get("bottom_line")
+    if bottom_line is not None:  # stored before the LLM's reading existed: it had none
+        bottom_line = {"model_reading": None, "model_reading_failed": False, **bottom_line}
+    return cast(ConsensusPayload, {**stored, "bottom_line": bottom_line})
 
 
 def question_payload(question: Question, *, viewer_id: int | None = None) -> QuestionPayload:

@@ -15,6 +15,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 from pytest_django.fixtures import Settings
 
+from generator.base import LLMSettings
+from generator.errors import LLMUnavailableError
+from generator.fake_llm import FakeLLM, FakeTokenCounter
+from generator.yes_no_reading import YesNoReader
 from tests.webapp.factories import article_retracted
 from verifier.bottom_line import BottomLineRule
 from verifier.consensus import CONSENSUS_ABSTRACTS
@@ -128,6 +132,76 @@ def test_each_vote_weighs_by_how_close_the_dense_search_found_its_abstract(fake_
     assert consensus["bottom_line"]["no_pmids"] == [], "the farthest abstract's relevance is 0: it takes no side"
     assert flat["bottom_line"]["answer"] == "mixed", "without relevance the two sides weigh alike"
     assert flat["bottom_line"]["no_pmids"] == [CONTRADICTING]
+
+
+# The LLM's reading alone decides under this rule: it outweighs any abstract's vote.
+READ_BY_MODEL = BottomLineRule(
+    rank_decay=1.0, unclear_weight=1.0, minimum_weight=0.1, majority=0.6, model_weight=5.0, model_cut=0.0
+)
+
+
+def _closest(question: Question, pmid: str) -> None:
+    for document in question.retrieved.all():
+        document.semantic_score = 0.9 if document.pmid == pmid else 0.3
+        document.save(update_fields=["semantic_score"])
+
+
+def test_the_answer_models_reading_of_the_closest_abstract_is_one_more_voice(fake_verifier: None) -> None:
+    """The fake LLM leans no (log-odds +1) on an abstract negated where the question is not; read through the same
+    logit-bias bisection as a real server, its reading of the closest abstract (the contradicting one here) is stored
+    and outweighs the votes under a rule that weighs it so."""
+    question = _answered(None)
+    _closest(question, CONTRADICTING)
+    fake = LLMSettings(base_url="http://unused", model="fake", server_kind="fake")
+    reader = YesNoReader(FakeLLM(fake), FakeTokenCounter(fake))
+    verifier = answer_verifier(default_pipeline_settings())
+
+    read = question_consensus(question=question, verifier=verifier, rule=READ_BY_MODEL, read_model=reader.log_odds_no)
+    unweighed = question_consensus(
+        question=question, verifier=verifier, rule=BottomLineRule(), read_model=reader.log_odds_no
+    )
+
+    assert read is not None
+    assert unweighed is not None
+    line = read["bottom_line"]
+    assert line["model_reading"]["pmid"] == CONTRADICTING
+    assert line["model_reading"]["side"] == "no"
+    assert line["model_reading"]["log_odds_no"] == pytest.approx(1.0, abs=0.2)
+    assert line["model_reading"]["weight"] == 5.0
+    assert line["answer"] == "no"
+    assert line["model_reading_failed"] is False
+    assert unweighed["bottom_line"]["model_reading"] is None, "a rule that does not weigh it does not ask for it"
+
+
+def test_a_model_that_cannot_be_asked_leaves_the_bottom_line_to_the_votes_and_says_so(fake_verifier: None) -> None:
+    question = _answered(None)
+
+    def down(question: str, title: str, abstract: str) -> float:
+        raise LLMUnavailableError("the language model server at http://127.0.0.1:9 is unreachable")
+
+    consensus = question_consensus(
+        question=question, verifier=answer_verifier(default_pipeline_settings()), rule=READ_BY_MODEL, read_model=down
+    )
+
+    assert consensus is not None
+    line = consensus["bottom_line"]
+    assert (line["model_reading"], line["model_reading_failed"]) == (None, True)
+    assert line["answer"] in ("yes", "no", "mixed", "not_enough")
+
+
+def test_the_verify_stage_asks_the_configured_model_when_the_rule_weighs_its_reading(
+    fake_verifier: None, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_SERVER_KIND="fake")
+    monkeypatch.setattr(verify, "bottom_line_rule", lambda model: READ_BY_MODEL)
+    question = _answered(None)
+    _closest(question, CONTRADICTING)
+
+    verify.question_verify(question_id=question.pk)
+
+    line = Question.objects.get(pk=question.pk).consensus["bottom_line"]
+    assert line["model_reading"]["pmid"] == CONTRADICTING
+    assert line["answer"] == "no"
 
 
 def test_a_question_not_asked_yes_or_no_has_no_consensus(fake_verifier: None) -> None:

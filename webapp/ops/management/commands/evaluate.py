@@ -207,7 +207,9 @@ class Command(BaseCommand):
         )
         answers.add_argument("--json", type=Path, help="Write the results here.")
         answers.add_argument(
-            "--serve", choices=sorted(MODELS), help="Serve this packaged model with llama.cpp for the answers."
+            "--serve",
+            choices=sorted(MODELS),
+            help="Serve this packaged model with llama.cpp for the answers and the bottom line's reading.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -231,15 +233,7 @@ class Command(BaseCommand):
         sets = answer_sets(options)
         model = str(options["model"])
         pipeline = pipeline_with_verifier(model)
-        answering = None
-        if options["answer_limit"] > 0:
-            answering = AnsweringModel(
-                endpoint=_configured_llm(server_kind=settings.VERIMED.llm.server_kind),
-                serve=options["serve"],
-                model_cache=settings.VERIMED.paths.model_cache,
-                generation=pipeline.generation,
-                answer_limit=options["answer_limit"],
-            )
+        answering = run_model(options, pipeline, answer_limit=options["answer_limit"])
         try:
             return evaluate_answers(
                 sets,
@@ -402,6 +396,18 @@ def answer_sets(options: dict[str, Any]) -> AnswerSets:
         bioasq=options["bioasq"],
         corpus=tuple(options["corpus"]),
         pubmedqa_extra=options["pubmedqa_extra"],
+    )
+
+
+def run_model(options: dict[str, Any], pipeline: PipelineSettings, *, answer_limit: int) -> AnsweringModel:
+    """The language model of an `answers` run or a fit: `--serve`'s packaged model, or the configured endpoint. It is
+    started only when the run needs it (it answers, or the bottom line's rule weighs its reading)."""
+    return AnsweringModel(
+        endpoint=_configured_llm(server_kind=settings.VERIMED.llm.server_kind),
+        serve=options["serve"],
+        model_cache=settings.VERIMED.paths.model_cache,
+        generation=pipeline.generation,
+        answer_limit=answer_limit,
     )
 
 

@@ -20,10 +20,11 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from generator.model_files import MODELS, ModelFileError
 from indexer.hybrid import HybridSettings
 from verifier.bottom_line_fit import fit_rule_on_dev
 from webapp.corpus import engines
-from webapp.ops.management.commands.evaluate import answer_sets, pipeline_with_verifier
+from webapp.ops.management.commands.evaluate import answer_sets, pipeline_with_verifier, run_model
 from webapp.qa.verification import answer_verifier
 
 
@@ -43,22 +44,34 @@ class Command(BaseCommand):
             type=Path,
             help="PubMedQA-style yes/no items outside PQA-L (CSV in PubMedQA's columns): more dev questions.",
         )
+        parser.add_argument(
+            "--with-model-reading",
+            action="store_true",
+            help="Also have the answer LLM read each question's closest abstract, and offer its reading a weight.",
+        )
+        parser.add_argument(
+            "--serve",
+            choices=sorted(MODELS),
+            help="With --with-model-reading: serve this model with llama.cpp.",
+        )
         parser.add_argument("--json", type=Path, help="Also write the fit's report here.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         folder: Path = options["model"]
         if not (folder / "config.json").exists():
             raise CommandError(f"no checkpoint in {folder}")
+        pipeline = pipeline_with_verifier(str(folder))
         try:
             rule, report = fit_rule_on_dev(
                 answer_sets(options),
                 index_root=settings.VAR_DIR / "eval" / "answers",
                 embedder=engines.embedder(),
                 retrieval=HybridSettings(),
-                verifier=answer_verifier(pipeline_with_verifier(str(folder))),
+                verifier=answer_verifier(pipeline),
                 write=self.stdout.write,
+                model=run_model(options, pipeline, answer_limit=0) if options["with_model_reading"] else None,
             )
-        except ValueError as exc:
+        except (ValueError, ModelFileError) as exc:
             raise CommandError(str(exc)) from exc
         path = rule.save(folder)
         self.stdout.write(json.dumps({"rule_file": str(path), **report}, indent=2))
