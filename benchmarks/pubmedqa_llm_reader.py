@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sklearn.metrics import roc_auc_score
 
 from generator.model_files import assemble
+from generator.yes_no_reading import reading_messages
 from verifier.answer_evaluation import wilson_interval
 from verifier.yes_no_sets import pubmedqa_records
 
@@ -45,8 +46,6 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("VERIMED_DATA_DIR", ROOT.parent / "shared" / "data"))
 MODEL_CACHE = Path(os.environ.get("VERIMED_MODEL_CACHE", Path.home() / ".cache" / "verimed" / "models"))
 ANSWERS = ("yes", "no", "maybe")
-SYSTEM = "You are a biomedical expert. Read the abstract and answer the research question with yes, no, or maybe."
-ASK = "Abstract: {abstract}\n\nQuestion: {question}\n\nAnswer with one word: yes, no, or maybe."
 
 
 def dev_items(pqal: dict[str, Any], test_ids: set[str], limit: int) -> list[tuple[str, dict[str, Any]]]:
@@ -58,11 +57,10 @@ def dev_items(pqal: dict[str, Any], test_ids: set[str], limit: int) -> list[tupl
 def answer_probabilities(llm: Any, question: str, abstract: str) -> tuple[dict[str, float], int]:
     """p(yes), p(no), p(maybe) of the first answer token (summed over its spellings among the top 20), and the prompt's
     length in tokens."""
-    messages = [
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": ASK.format(abstract=abstract, question=question)},
-    ]
-    reply = llm.create_chat_completion(messages, max_tokens=1, temperature=0, logprobs=True, top_logprobs=20)
+    # The product's prompt (generator.yes_no_reading), which the bottom line's reading of the closest abstract asks.
+    reply = llm.create_chat_completion(
+        reading_messages(question, abstract), max_tokens=1, temperature=0, logprobs=True, top_logprobs=20
+    )
     probabilities = dict.fromkeys(ANSWERS, 0.0)
     for candidate in reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]:
         word = candidate["token"].strip().lower()

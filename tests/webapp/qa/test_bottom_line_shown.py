@@ -17,7 +17,7 @@ from django.test import Client
 from django.utils.html import escape
 
 from tests.webapp.factories import answer_with_references
-from verifier.bottom_line import BottomLine
+from verifier.bottom_line import BottomLine, ModelReading
 from verifier.consensus import AbstractVerdict, Consensus
 from webapp.accounts.roles import RESEARCHER
 from webapp.qa.bottom_line_display import LIMITS
@@ -33,7 +33,7 @@ DISAGREEMENT = "The written answer below says no, but the abstracts' votes say Y
 DISAGREEMENT_HTML = escape(DISAGREEMENT)  # the apostrophe, as the page's autoescape writes it
 
 
-def _consensus(*, bottom_line: BottomLine | None) -> dict[str, Any]:
+def _consensus(*, bottom_line: BottomLine | None, **facts: Any) -> dict[str, Any]:
     verdicts = [
         AbstractVerdict(pmid=YES_A, label="SUPPORT", confidence=0.9, evidence_spans=((0, 10),)),
         AbstractVerdict(pmid=NO_A, label="CONTRADICT", confidence=0.8, evidence_spans=()),
@@ -41,7 +41,8 @@ def _consensus(*, bottom_line: BottomLine | None) -> dict[str, Any]:
         AbstractVerdict(pmid=SILENT, label="NO_EVIDENCE", confidence=0.9, evidence_spans=()),
         AbstractVerdict(pmid=RETRACTED, label="SUPPORT", confidence=0.9, evidence_spans=()),
     ]
-    return consensus_json(Consensus(claim="Metformin causes lactic acidosis.", verdicts=tuple(verdicts)), bottom_line)
+    claim = "Metformin causes lactic acidosis."
+    return consensus_json(Consensus(claim=claim, verdicts=tuple(verdicts)), bottom_line, **facts)
 
 
 def _bottom_line(*, stance: str | None = "no", **changes: Any) -> BottomLine:
@@ -275,3 +276,60 @@ def test_the_script_fills_the_bottom_line_in_the_same_words_as_text_only() -> No
         assert words in script
     assert ".innerHTML" not in script
     assert "insertAdjacentHTML" not in script
+
+
+MODEL_SENTENCE = (
+    "The answer model, reading the abstract closest to the question, leans no; its reading is counted in the weight "
+    "above:"
+)
+MODEL_FAILED = "The answer model could not be asked to read the closest abstract: the votes above are the verifier's."
+
+
+def test_the_answer_models_reading_is_shown_with_its_abstract_wherever_the_bottom_line_is(
+    researcher_client: Client, role_users: dict[str, User]
+) -> None:
+    line = _bottom_line(model_reading=ModelReading(pmid=NO_A, log_odds_no=-1.2), model_side="no")
+    question = _question(role_users[RESEARCHER], _consensus(bottom_line=line, model_weight=2.0))
+
+    for name, page in _pages(researcher_client, question).items():
+        model = re.search(r'<p id="bottom-line-model".*?</p>', _section(page), re.S)
+        assert model, name
+        assert escape(MODEL_SENTENCE) in model.group(0), name
+        assert _buttons(model.group(0)) == [NO_A], name
+    api = researcher_client.get(f"/api/v1/questions/{question.pk}").json()["consensus"]["bottom_line"]
+    assert api["model_reading"] == {"pmid": NO_A, "side": "no", "log_odds_no": -1.2, "weight": 2.0}
+    assert api["model_reading_failed"] is False
+    markdown = researcher_client.get(f"/questions/{question.pk}/export.md").content.decode()
+    assert f"- {MODEL_SENTENCE} PMID {NO_A}" in markdown
+
+
+def test_a_model_that_could_not_be_asked_is_said(researcher_client: Client, role_users: dict[str, User]) -> None:
+    failed = _question(role_users[RESEARCHER], _consensus(bottom_line=_bottom_line(), model_reading_failed=True))
+    page = researcher_client.get(f"/questions/{failed.pk}/").content.decode()
+    assert escape(MODEL_FAILED) in _section(page)
+    assert f"- {MODEL_FAILED}" in researcher_client.get(f"/questions/{failed.pk}/export.md").content.decode()
+
+
+def test_a_bottom_line_without_the_models_reading_says_nothing_of_it(
+    researcher_client: Client, with_bottom_line: Question
+) -> None:
+    page = researcher_client.get(f"/questions/{with_bottom_line.pk}/").content.decode()
+    assert 'id="bottom-line-model"' not in _section(page)
+    assert "answer model" not in researcher_client.get(f"/questions/{with_bottom_line.pk}/export.md").content.decode()
+
+
+def test_a_bottom_line_stored_before_the_models_reading_reads_as_one_without_it_in_the_api(
+    researcher_client: Client, role_users: dict[str, User]
+) -> None:
+    stored = _consensus(bottom_line=_bottom_line())
+    del stored["bottom_line"]["model_reading"], stored["bottom_line"]["model_reading_failed"]
+    question = _question(role_users[RESEARCHER], stored)
+    api = researcher_client.get(f"/api/v1/questions/{question.pk}").json()["consensus"]["bottom_line"]
+    assert (api["model_reading"], api["model_reading_failed"]) == (None, False)
+
+
+def test_the_script_says_the_models_reading_in_the_same_words() -> None:
+    script = (django_settings.BASE_DIR / "static" / "verimed.js").read_text()
+    assert '"The answer model, reading the abstract closest to the question, leans "' in script
+    assert '"; its reading is counted in the weight above:"' in script
+    assert f'"{MODEL_FAILED}"' in script
