@@ -192,6 +192,15 @@ def _assert_bottom_line_first(page: Page, consensus: dict[str, Any]) -> None:
         expect(disagrees).to_have_text(shown.disagreement_sentence("below"))
     else:
         expect(disagrees).to_have_count(0)
+    # The answer model's reading of the closest abstract, said in the server's words with that abstract's button,
+    # when the shipped rule weighs it; nothing about it otherwise.
+    model = page.locator("#bottom-line-model")
+    if line["model_reading"]:
+        expect(model).to_have_text(f"{shown.model_sentence} PMID {line['model_reading']['pmid']}")
+    elif line["model_reading_failed"]:
+        expect(model).to_have_text(shown.model_sentence)
+    else:
+        expect(model).to_have_count(0)
     expect(page.locator("#bottom-line-limits")).to_have_text(LIMITS)
     above, answer = section.bounding_box(), page.locator("#answer").bounding_box()
     assert above is not None
