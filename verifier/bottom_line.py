@@ -56,6 +56,7 @@ NO = "no"
 MIXED = "mixed"
 NOT_ENOUGH = "not_enough"
 BOTTOM_LINES = (YES, NO, MIXED, NOT_ENOUGH)
+SIDES = (YES, NO)  # the sides a voice takes
 TITLES = {YES: "Yes", NO: "No", MIXED: "Mixed evidence", NOT_ENOUGH: "Not enough evidence"}
 
 # How a three-way gold answer (PubMedQA's yes / no / maybe) reads a bottom line: "maybe" means the paper's own

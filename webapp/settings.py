@@ -234,6 +234,8 @@ SPECTACULAR_SETTINGS = {
         "RetractionStatusEnum": "webapp.corpus.models.Article.Retraction",
         # A yes/no question's bottom line (a generic "AnswerEnum" otherwise).
         "BottomLineAnswerEnum": "verifier.bottom_line.BOTTOM_LINES",
+        # Which way a voice leans: the written answer's stance, the answer LLM's reading of the closest abstract.
+        "YesOrNoEnum": "verifier.bottom_line.SIDES",
         "DocumentKindEnum": "webapp.library.models.Document.Kind",
     },
 }

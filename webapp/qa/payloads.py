@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, TypedDict
 
 from indexer.records import CORRECTION_REF_TYPES
 from indexer.study_design import DESIGNS
-from verifier.bottom_line import BOTTOM_LINES, TITLES
+from verifier.bottom_line import BOTTOM_LINES, SIDES, TITLES
 from verifier.consensus import CONSENSUS_ABSTRACTS, CONSENSUS_LABELS
 from webapp.corpus.models import Article
 from webapp.qa.models import Question
@@ -208,7 +208,7 @@ class ConsensusVerdictPayload(TypedDict):
 
 class ModelReadingPayload(TypedDict):
     pmid: Annotated[str, Doc("The abstract the answer LLM read: the one the dense search found closest.")]
-    side: Annotated[str, Doc("The side its reading takes under the fitted cut.", choices=("yes", "no"))]
+    side: Annotated[str, Doc("The side its reading takes under the fitted cut.", choices=SIDES)]
     log_odds_no: Annotated[float, Doc("log p(no) - log p(yes) of the LLM's first answer token.")]
     weight: Annotated[float, Doc("What the reading weighs, added to its side's weight.", min_value=0)]
 
@@ -241,7 +241,7 @@ class BottomLinePayload(TypedDict):
         str | None,
         Doc(
             "What the written answer says, as the verifier reads it: yes, no, or null when it takes no clear side.",
-            choices=("yes", "no"),
+            choices=SIDES,
         ),
     ]
     answer_disagrees: Annotated[

@@ -14,7 +14,7 @@ from django.test import Client
 from rest_framework import serializers
 
 from tests.webapp.factories import recheck_stored
-from verifier.bottom_line import BottomLine
+from verifier.bottom_line import BottomLine, ModelReading
 from webapp.api.serializers.articles import ArticleSerializer
 from webapp.api.serializers.question_detail import QuestionDetailSerializer
 from webapp.corpus.models import Article
@@ -153,7 +153,10 @@ def answered(role_users: dict[str, User]) -> Question:
                     retracted_pmids=(),
                     stance="yes",
                     weights={"123": 0.7},
-                )
+                    model_reading=ModelReading(pmid="123", log_odds_no=-4.1),
+                    model_side="yes",
+                ),
+                model_weight=2.0,
             ),
         },
     )
