@@ -293,6 +293,8 @@ class SetReport:
             ),
             "says_no": _rate(sum(answer == NO for answer in alone), golds),
             "alone": _accuracy(alone, golds, GOLD_ANSWERS[self.name]),
+            # Seconds per question include the reading: they mean nothing without the server's reading rate.
+            "probe_tokens_per_s": self.probe_tokens_per_s,
         }
 
     def _with_llm(self) -> dict[str, Any]:
@@ -425,6 +427,13 @@ def format_answers_table(report: dict[str, Any]) -> str:
         ]
         for gold, row in report[name]["confusion"].items():
             lines.append(f"| {gold} | " + " | ".join(str(row[answer]) for answer in BOTTOM_LINES) + " |")
+    for name in names:
+        if reading := report[name].get("model_reading"):
+            lines.append(
+                f"\n{name}: the answer LLM read {reading['read']} closest abstracts (the question's own for "
+                f"{reading['closest_is_own']}); its reading alone is right on {reading['alone']['accuracy']}; "
+                f"the server reads prompts at {reading.get('probe_tokens_per_s')} tokens/s"
+            )
     llm_rows = [(name, report[name]["with_llm"]) for name in names if "with_llm" in report[name]]
     if llm_rows:
         lines += [

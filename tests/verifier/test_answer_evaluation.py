@@ -333,6 +333,7 @@ def test_a_rule_that_weighs_the_llms_reading_has_every_question_read_once_across
     reading = first[PUBMEDQA]["model_reading"]
     readable = first[PUBMEDQA]["n"] - first[PUBMEDQA]["no_readable_claim"]
     assert reading["read"] == readable == len(lines) > 0
+    assert reading["probe_tokens_per_s"] is None  # the fake server has no prompt-reading rate to probe
     assert cache.read_text().splitlines() == lines, "the second run read nothing again"
     assert again[PUBMEDQA]["accuracy"] == first[PUBMEDQA]["accuracy"]
     items = first["items"][PUBMEDQA]
