@@ -23,7 +23,8 @@ def test_the_probe_reads_a_few_hundred_tokens_and_reports_a_rate(two_probes: tup
 
     assert 150 <= rate.prompt_tokens <= 300
     assert rate.seconds > 0
-    assert rate.tokens_per_s == pytest.approx(rate.prompt_tokens / rate.seconds, rel=0.01)
+    # Rounded to a tenth: under 10 tokens/s (a server shared with a busy worker) a tenth is more than 1%.
+    assert rate.tokens_per_s == pytest.approx(rate.prompt_tokens / rate.seconds, rel=0.01, abs=0.05)
     assert set(rate.as_dict()) == {"prompt_tokens", "seconds", "tokens_per_s"}
 
 
