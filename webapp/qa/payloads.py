@@ -226,8 +226,12 @@ class BottomLinePayload(TypedDict):
     rests_on: Annotated[int, Doc("How many abstracts vote (yes or no).", min_value=0)]
     yes_pmids: Annotated[list[str], Doc("The abstracts that vote yes, heaviest first.")]
     no_pmids: Annotated[list[str], Doc("The abstracts that vote no, heaviest first.")]
-    yes_weight: Annotated[float, Doc("The yes votes' weight, with the written answer's own when it says yes.")]
-    no_weight: Annotated[float, Doc("The no votes' weight, with the written answer's own when it says no.")]
+    yes_weight: Annotated[
+        float, Doc("The yes votes' weight, with the written answer's and the LLM's reading's when they say yes.")
+    ]
+    no_weight: Annotated[
+        float, Doc("The no votes' weight, with the written answer's and the LLM's reading's when they say no.")
+    ]
     weights: Annotated[
         dict[str, float],
         Doc(
