@@ -142,8 +142,7 @@ def read_question(
         relevance = vote_relevance({hit.pmid: hit.semantic_score for hit in read})
         votes = tuple(consensus_votes(claim_consensus(verifier, claim, abstracts), relevance=relevance))
         if read_model is not None:
-            texts = {abstract.pmid: (abstract.title, abstract.abstract) for abstract in abstracts}
-            model_reading = read_closest_abstract(read_model, question.text, votes, texts)
+            model_reading = read_closest_abstract(read_model, question.text, votes, abstracts)
     return QuestionReading(
         question=question,
         claim=claim,

@@ -48,6 +48,7 @@ from indexer.base import Hit
 from indexer.hybrid import min_max
 from verifier.consensus import Consensus
 from verifier.verdicts import CONTRADICT, SUPPORT, UNCLEAR
+from verifier.verify import CitedAbstract
 
 BOTTOM_LINE_FILE = "bottom_line.json"
 
@@ -519,12 +520,12 @@ def closest_pmid(votes: Sequence[AbstractVote]) -> str | None:
 
 
 def read_closest_abstract(
-    read: AbstractReader, question: str, votes: Sequence[AbstractVote], texts: Mapping[str, tuple[str, str]]
+    read: AbstractReader, question: str, votes: Sequence[AbstractVote], abstracts: Sequence[CitedAbstract]
 ) -> ModelReading | None:
-    """The answer LLM's reading of the closest abstract among `votes` (`closest_pmid`); `texts` maps each PMID to its
-    title and abstract. None when no abstract is left to read."""
+    """The answer LLM's reading of the closest abstract among `votes` (`closest_pmid`), its text from `abstracts`
+    (those the votes read). None when no abstract is left to read."""
     pmid = closest_pmid(votes)
     if pmid is None:
         return None
-    title, abstract = texts[pmid]
-    return ModelReading(pmid=pmid, log_odds_no=read(question, title, abstract))
+    closest = next(abstract for abstract in abstracts if abstract.pmid == pmid)
+    return ModelReading(pmid=pmid, log_odds_no=read(question, closest.title, closest.abstract))

@@ -15,6 +15,7 @@ from typing import Any
 from generator.errors import GenerationError
 from verifier.bottom_line import (
     AbstractReader,
+    AbstractVote,
     BottomLine,
     BottomLineRule,
     ModelReading,
@@ -147,20 +148,19 @@ def question_consensus(
     stance = answer_stance(verifier, claim, answer_text) if answer_text else None
     model_reading, failed = None, False
     if rule.reads_with_model and read_model is not None:
-        texts = {abstract.pmid: (abstract.title, abstract.abstract) for abstract in abstracts}
-        model_reading, failed = _model_reading(read_model, question, votes, texts)
+        model_reading, failed = _model_reading(read_model, question, votes, abstracts)
     bottom_line = decide_bottom_line(votes, rule, stance=stance, model_reading=model_reading)
     model_weight = rule.model_weight if model_reading is not None else 0.0
     return consensus_json(consensus, bottom_line, model_weight=model_weight, model_reading_failed=failed)
 
 
 def _model_reading(
-    read_model: AbstractReader, question: Question, votes: Any, texts: dict[str, tuple[str, str]]
+    read_model: AbstractReader, question: Question, votes: list[AbstractVote], abstracts: list[CitedAbstract]
 ) -> tuple[ModelReading | None, bool]:
     """The answer LLM's reading of the closest abstract, and whether asking for it failed: a model server that is
     down leaves the bottom line to the verifier's votes (and the page says so), not the question without one."""
     try:
-        return read_closest_abstract(read_model, question.text, votes, texts), False
+        return read_closest_abstract(read_model, question.text, votes, abstracts), False
     except GenerationError:
         logger.warning("question %s: the answer model's reading could not be made", question.pk, exc_info=True)
         return None, True
