@@ -252,8 +252,9 @@
     const shown = JSON.stringify(consensus || null);
     if (shown === consensusShown) return; // re-rendering would close the lists a reader opened
     consensusShown = shown;
-    section.hidden = !consensus;
-    if (!consensus) return;
+    // A yes/no question whose claim could not be read has no meter: its bottom line is the answer model's reading.
+    section.hidden = !consensus || consensus.claim === null;
+    if (section.hidden) return;
     document.getElementById("consensus-claim").textContent =
       "Checked as the claim “" + consensus.claim + "” against the first " + consensus.read +
       (consensus.read === 1 ? " abstract" : " abstracts") + " retrieved.";
@@ -350,9 +351,11 @@
     const yesPercent = weight > 0 ? Math.floor((line.yes_weight || 0) / weight * 100 + 0.5) : null;
     const yesVotes = counted(line.yes_pmids.length, "votes yes", "vote yes");
     const noVotes = counted(line.no_pmids.length, "votes no", "vote no");
-    let summary = "Rests on " + counted(line.rests_on, "abstract", "abstracts") + ": " + (yesPercent === null
-      ? yesVotes + ", " + noVotes + "."
-      : yesVotes + " (" + yesPercent + "% of the weight), " + noVotes + " (" + (100 - yesPercent) + "%).");
+    let summary = line.model_alone
+      ? "No abstract votes: the verifier could not read this question as a claim to check."
+      : "Rests on " + counted(line.rests_on, "abstract", "abstracts") + ": " + (yesPercent === null
+        ? yesVotes + ", " + noVotes + "."
+        : yesVotes + " (" + yesPercent + "% of the weight), " + noVotes + " (" + (100 - yesPercent) + "%).");
     if (line.abstaining) {
       summary += " " + counted(line.abstaining, "other abstract read takes no side.", "other abstracts read take no side.");
     }
@@ -374,7 +377,7 @@
     if (line.model_reading || line.model_reading_failed) {
       const model = el("p", "bottom-line-model", line.model_reading
         ? "The answer model, reading the abstract closest to the question, leans " + line.model_reading.side +
-          "; its reading is counted in the weight above:"
+          (line.model_alone ? "; that reading alone decides this bottom line:" : "; its reading is counted in the weight above:")
         : "The answer model could not be asked to read the closest abstract: the votes above are the verifier's.");
       model.id = "bottom-line-model";
       if (line.model_reading) voteButtons(model, [line.model_reading.pmid]);

@@ -9,8 +9,9 @@ checkpoint (`verifier.bottom_line`). Two sets (`verifier.yes_no_sets`):
   the dev split is the PQA-L items outside them that the verifier never trained on (`pubmedqa_trains_on`).
 - BioASQ: the yes/no questions of a benchmark questions file (`body`, `type`, `exact_answer`, `gold_pmids`) over
   the benchmark corpus.
-A question whose claim the rewrite cannot read gets no bottom line in the product; here it counts as Not enough
-evidence, so it is never silently dropped from the accuracy.
+A question whose claim the rewrite cannot read has no verifier votes: in the product its bottom line is the answer
+LLM's reading alone when the rule weighs that reading and the question is asked yes or no by its form, and none
+otherwise; here none counts as Not enough evidence, so it is never silently dropped from the accuracy.
 
 With a language model, the first `answer_limit` questions of each set are also answered as the product answers them
 (retrieval, focusing, packing, streamed generation), and the answer's stance is read two ways: by the same LLM in a
@@ -63,9 +64,10 @@ from verifier.bottom_line import (
     consensus_votes,
     decide_bottom_line,
     read_closest_abstract,
+    retrieved_abstracts,
     vote_relevance,
 )
-from verifier.claim_rewriting import yes_no_claim
+from verifier.claim_rewriting import is_yes_no_question, yes_no_claim
 from verifier.consensus import CONSENSUS_ABSTRACTS, answer_stance, claim_consensus
 from verifier.verify import AnswerVerifier, CitedAbstract
 from verifier.yes_no_sets import (
@@ -129,20 +131,20 @@ def read_question(
     started = time.perf_counter()
     hits = index_search(question.text, index=index, embedder=embedder, retrieval=retrieval)
     claim = yes_no_claim(question.text)
+    read = hits[:CONSENSUS_ABSTRACTS]
+    abstracts = [
+        CitedAbstract(pmid=hit.pmid, title=index.articles[hit.pmid].title, abstract=index.articles[hit.pmid].abstract)
+        for hit in read
+    ]
+    relevance = vote_relevance({hit.pmid: hit.semantic_score for hit in read})
     votes: tuple[AbstractVote, ...] = ()
-    model_reading = None
     if claim is not None:
-        read = hits[:CONSENSUS_ABSTRACTS]
-        abstracts = [
-            CitedAbstract(
-                pmid=hit.pmid, title=index.articles[hit.pmid].title, abstract=index.articles[hit.pmid].abstract
-            )
-            for hit in read
-        ]
-        relevance = vote_relevance({hit.pmid: hit.semantic_score for hit in read})
         votes = tuple(consensus_votes(claim_consensus(verifier, claim, abstracts), relevance=relevance))
-        if read_model is not None:
-            model_reading = read_closest_abstract(read_model, question.text, votes, abstracts)
+    model_reading = None
+    if read_model is not None and is_yes_no_question(question.text):
+        # A question asked yes or no whose claim the rewrite cannot read has no votes; the LLM reads the question.
+        retrieved = votes or retrieved_abstracts([hit.pmid for hit in read], relevance=relevance)
+        model_reading = read_closest_abstract(read_model, question.text, retrieved, abstracts)
     return QuestionReading(
         question=question,
         claim=claim,
@@ -176,9 +178,8 @@ def read_questions(
 
 
 def bottom_line_answer(reading: QuestionReading, rule: BottomLineRule, *, stance: str | None = None) -> str:
-    """The bottom line the product would show; Not enough evidence where it would show none (no readable claim)."""
-    if reading.claim is None:
-        return NOT_ENOUGH
+    """The bottom line the product would show; Not enough evidence where it would show none (a claim the rewrite
+    cannot read, unless the answer LLM's reading decides it alone)."""
     return decide_bottom_line(reading.votes, rule, stance=stance, model_reading=reading.model_reading).answer
 
 

@@ -41,6 +41,7 @@ import math
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -250,7 +251,7 @@ def _with_stance(yes_weight: float, no_weight: float, stance: str | None, stance
 
 def _answer(yes_weight: float, no_weight: float, rule: BottomLineRule) -> str:
     total = yes_weight + no_weight
-    if total < rule.minimum_weight:
+    if total <= 0 or total < rule.minimum_weight:
         return NOT_ENOUGH
     if yes_weight / total >= rule.majority:
         return YES
@@ -509,22 +510,56 @@ def consensus_votes(
     ]
 
 
-def closest_pmid(votes: Sequence[AbstractVote]) -> str | None:
+class Retrieved(Protocol):
+    """What choosing the abstract the answer LLM reads needs of a retrieved one (an `AbstractVote` has it)."""
+
+    @property
+    def pmid(self) -> str: ...
+    @property
+    def rank(self) -> int: ...
+    @property
+    def relevance(self) -> float: ...
+    @property
+    def retracted(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class RetrievedAbstract:
+    """A retrieved abstract the verifier did not read. A question asked yes or no whose claim the rewrite cannot
+    read gets no votes, but the answer LLM reads the question itself, so it can still read the closest abstract."""
+
+    pmid: str
+    rank: int
+    relevance: float = 1.0
+    retracted: bool = False
+
+
+def retrieved_abstracts(
+    pmids: Sequence[str], *, relevance: Mapping[str, float], retracted: Collection[str] = ()
+) -> list[RetrievedAbstract]:
+    """`pmids` in retrieval order as `RetrievedAbstract`s, with `vote_relevance`'s relevance."""
+    return [
+        RetrievedAbstract(pmid=pmid, rank=rank, relevance=relevance.get(pmid, 1.0), retracted=pmid in retracted)
+        for rank, pmid in enumerate(pmids)
+    ]
+
+
+def closest_pmid(retrieved: Sequence[Retrieved]) -> str | None:
     """The abstract the answer LLM reads for the bottom line: the one the dense search found closest to the question
     (the question's own for 80% of PubMedQA-kind dev questions, where the first-ranked is for 20%), the earlier
     ranked on a tie; a retracted paper is never read. None when nothing is left to read."""
-    readable = [vote for vote in votes if not vote.retracted]
+    readable = [abstract for abstract in retrieved if not abstract.retracted]
     if not readable:
         return None
-    return max(readable, key=lambda vote: (vote.relevance, -vote.rank)).pmid
+    return max(readable, key=lambda abstract: (abstract.relevance, -abstract.rank)).pmid
 
 
 def read_closest_abstract(
-    read: AbstractReader, question: str, votes: Sequence[AbstractVote], abstracts: Sequence[CitedAbstract]
+    read: AbstractReader, question: str, retrieved: Sequence[Retrieved], abstracts: Sequence[CitedAbstract]
 ) -> ModelReading | None:
-    """The answer LLM's reading of the closest abstract among `votes` (`closest_pmid`), its text from `abstracts`
-    (those the votes read). None when no abstract is left to read."""
-    pmid = closest_pmid(votes)
+    """The answer LLM's reading of the closest abstract among `retrieved` (`closest_pmid`: the votes, or the
+    `RetrievedAbstract`s of a question without votes), its text from `abstracts`. None when none is left to read."""
+    pmid = closest_pmid(retrieved)
     if pmid is None:
         return None
     closest = next(abstract for abstract in abstracts if abstract.pmid == pmid)

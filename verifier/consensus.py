@@ -38,7 +38,7 @@ class AbstractVerdict:
 
 @dataclass(frozen=True)
 class Consensus:
-    claim: str
+    claim: str | None  # None: a yes/no question whose claim the rewrite cannot read (no verdicts)
     verdicts: tuple[AbstractVerdict, ...]  # in retrieval order
 
     def pmids(self, label: str) -> tuple[str, ...]:

@@ -82,12 +82,17 @@ PQAL = {
 TEST_IDS = {"101": "yes", "102": "no", "103": "maybe", "104": "yes"}
 
 
-@pytest.fixture
-def pqal(tmp_path: Path) -> tuple[Path, Path]:
-    data, ids = tmp_path / "ori_pqal.json", tmp_path / "test_ground_truth.json"
-    data.write_text(json.dumps(PQAL))
+def pqal_files(folder: Path, items: dict[str, dict[str, Any]] = PQAL) -> tuple[Path, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    data, ids = folder / "ori_pqal.json", folder / "test_ground_truth.json"
+    data.write_text(json.dumps(items))
     ids.write_text(json.dumps(TEST_IDS))
     return data, ids
+
+
+@pytest.fixture
+def pqal(tmp_path: Path) -> tuple[Path, Path]:
+    return pqal_files(tmp_path)
 
 
 def test_the_test_split_is_the_official_ids_and_dev_is_what_the_verifier_never_trained_on(pqal):
@@ -365,3 +370,22 @@ def test_the_reading_cache_resumes_past_a_line_cut_short(tmp_path):
     assert calls == ["Q1?"], "the reading kept before the cut line is not read again"
     assert ReadingCache(path, "other model", read)("Q1?", "", "A") == -2.5
     assert calls == ["Q1?", "Q1?"], "another model's reading is its own"
+
+
+def test_a_question_asked_yes_or_no_whose_claim_cannot_be_read_is_decided_by_the_llms_reading_alone(tmp_path):
+    """Asked yes or no by its form, its claim unreadable: no votes, but the LLM reads the question itself, so its
+    reading of the closest abstract is made and decides; a question not asked yes or no by its form is never read."""
+    items = {**PQAL, "104": {**PQAL["104"], "QUESTION": "Starting insulin in type 2 diabetes: is it worth it?"}}
+    rule = BottomLineRule(minimum_weight=0.1, majority=0.6, model_weight=5.0, model_cut=0.0)
+    report = _evaluated(pqal_files(tmp_path, items), tmp_path, rule, _fake_model(tmp_path, answer_limit=0))
+
+    item = next(item for item in report["items"][PUBMEDQA] if item["qid"] == "104")
+    assert item["claim"] is None
+    assert item["model_reading"] is not None
+    assert item["bottom_line"] == ("no" if item["model_reading"]["log_odds_no"] > 0 else "yes")
+    assert report[PUBMEDQA]["model_reading"]["read"] == report[PUBMEDQA]["n"] == 4
+    assert report[PUBMEDQA]["confusion"]["yes"]["not_enough"] == 0
+
+    unread = _evaluated(pqal_files(tmp_path / "form"), tmp_path / "form", rule, _fake_model(tmp_path, answer_limit=0))
+    original = next(item for item in unread["items"][PUBMEDQA] if item["qid"] == "104")
+    assert (original["claim"], original["model_reading"], original["bottom_line"]) == (None, None, "not_enough")

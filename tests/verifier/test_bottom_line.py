@@ -26,10 +26,13 @@ from verifier.bottom_line import (
     decide_bottom_line,
     fit_bottom_line_rule,
     load_bottom_line_rule,
+    read_closest_abstract,
+    retrieved_abstracts,
     vote_relevance,
     weighted_accuracy,
 )
 from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT, UNCLEAR
+from verifier.verify import CitedAbstract
 
 # No rank decay and a plain majority, so each test reads the arithmetic directly.
 FLAT = BottomLineRule(rank_decay=1.0, unclear_weight=0.5, minimum_weight=0.5, majority=0.7)
@@ -383,3 +386,28 @@ def test_the_llm_reads_the_closest_abstract_never_a_retracted_one():
     votes[1] = vote("closest", SUPPORT, 0.9, rank=1, relevance=1.0, retracted=True)
     assert closest_pmid(votes) == "tied later"
     assert closest_pmid([vote("gone", SUPPORT, 0.9, retracted=True)]) is None
+
+
+def test_a_question_without_votes_has_its_closest_abstract_read_and_that_reading_alone_decides():
+    """A yes/no question whose claim the rewrite cannot read has no votes, only retrieved abstracts: the closest
+    readable one is read, and under a rule that weighs the reading it alone decides; unread, Not enough evidence."""
+    retrieved = retrieved_abstracts(["first", "closest", "gone"], relevance={"closest": 1.0, "gone": 1.0, "first": 0.2})
+    assert [abstract.rank for abstract in retrieved] == [0, 1, 2]
+    assert closest_pmid(retrieved) == "closest"
+    assert closest_pmid(retrieved_abstracts(["a", "b"], relevance={"b": 1.0, "a": 0.0}, retracted={"b"})) == "a"
+    reading = read_closest_abstract(
+        lambda question, title, abstract: 2.0 if abstract == "negated" else -5.0,
+        "Is it worth it?",
+        retrieved,
+        [
+            CitedAbstract(pmid=pmid, title="", abstract="negated" if pmid == "closest" else "")
+            for pmid in ("first", "closest", "gone")
+        ],
+    )
+    assert reading == ModelReading(pmid="closest", log_odds_no=2.0)
+    rule = replace(FLAT, minimum_weight=0.5, model_weight=1.0, model_cut=0.0)
+    assert decide_bottom_line((), rule, model_reading=reading).answer == NO
+    assert decide_bottom_line((), rule, model_reading=ModelReading(pmid="closest", log_odds_no=-1.0)).answer == YES
+    assert decide_bottom_line((), rule).answer == NOT_ENOUGH
+    # A rule whose minimum is 0 must not divide by the nothing that voted.
+    assert decide_bottom_line((), replace(rule, minimum_weight=0.0)).answer == NOT_ENOUGH

@@ -50,12 +50,15 @@ class ShownBottomLine:
     model_vote: Vote | None = None  # the abstract the answer LLM read, when its reading voted
     model_side: str | None = None  # the side it took: yes / no
     model_failed: bool = False  # the rule weighs that reading, and the model could not be asked
+    model_alone: bool = False  # no claim could be checked, so that reading alone decided it
 
     @property
     def votes_sentence(self) -> str:
         """'Rests on 3 abstracts: 2 vote yes (81% of the weight), 1 votes no (19%).' Votes weigh by relevance and
         confidence, so the counts alone can point the other way from the answer; the shares say which side weighs
         more. An answer stored without weights gets the counts alone."""
+        if self.model_alone:
+            return "No abstract votes: the verifier could not read this question as a claim to check."
         rests = _count(self.rests_on, "abstract", "abstracts")
         yes = _count(len(self.yes), "votes yes", "vote yes")
         no = _count(len(self.no), "votes no", "vote no")
@@ -82,6 +85,11 @@ class ShownBottomLine:
     def model_sentence(self) -> str:
         """The answer LLM's voice, when the rule weighs it: which way it read the closest abstract (the page puts
         that abstract's button after it), or that it could not be asked."""
+        if self.model_vote is not None and self.model_alone:
+            return (
+                f"The answer model, reading the abstract closest to the question, leans {self.model_side}; "
+                "that reading alone decides this bottom line:"
+            )
         if self.model_vote is not None:
             return (
                 f"The answer model, reading the abstract closest to the question, leans {self.model_side}; "
@@ -124,6 +132,7 @@ def shown_bottom_line(consensus: Mapping[str, Any] | None) -> ShownBottomLine | 
         model_vote=_votes([model["pmid"]])[0] if (model := stored.get("model_reading")) else None,
         model_side=str(model["side"]) if model else None,
         model_failed=bool(stored.get("model_reading_failed")),
+        model_alone=bool(stored.get("model_alone")),
     )
 
 
@@ -143,7 +152,9 @@ def bottom_line_markdown(bottom_line: ShownBottomLine | None, *, escape: Callabl
         return []
     summary = " ".join(part for part in (bottom_line.votes_sentence, bottom_line.abstaining_sentence) if part)
     lines = ["", "## Bottom line", "", f"**{escape(bottom_line.title)}.** {summary}", ""]
-    for name, votes in (("Vote yes", bottom_line.yes), ("Vote no", bottom_line.no)):
+    for name, votes in (
+        (("Vote yes", bottom_line.yes), ("Vote no", bottom_line.no)) if not bottom_line.model_alone else ()
+    ):
         lines.append(f"- {name} ({len(votes)}): {', '.join(escape(vote.label) for vote in votes) or 'none'}")
     if bottom_line.model_vote is not None:
         lines.append(f"- {escape(bottom_line.model_sentence)} {escape(bottom_line.model_vote.label)}")

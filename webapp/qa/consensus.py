@@ -8,6 +8,7 @@ that was checked and each abstract's verdict with the evidence the verifier read
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -15,17 +16,19 @@ from typing import Any
 from generator.errors import GenerationError
 from verifier.bottom_line import (
     AbstractReader,
-    AbstractVote,
     BottomLine,
     BottomLineRule,
     ModelReading,
+    Retrieved,
+    RetrievedAbstract,
     consensus_votes,
     decide_bottom_line,
     load_bottom_line_rule,
     read_closest_abstract,
+    retrieved_abstracts,
     vote_relevance,
 )
-from verifier.claim_rewriting import yes_no_claim
+from verifier.claim_rewriting import is_yes_no_question, yes_no_claim
 from verifier.consensus import (
     CONSENSUS_ABSTRACTS,
     CONSENSUS_LABELS,
@@ -69,10 +72,11 @@ def consensus_json(
 
 
 def bottom_line_json(
-    bottom_line: BottomLine, *, model_weight: float = 0.0, model_reading_failed: bool = False
+    bottom_line: BottomLine, *, model_weight: float = 0.0, model_reading_failed: bool = False, model_alone: bool = False
 ) -> dict[str, Any]:
     """The bottom line as the page, the API and the exports read it (`verifier.bottom_line` says how it is decided);
-    `model_weight` is what the answer LLM's reading weighed."""
+    `model_weight` is what the answer LLM's reading weighed, `model_alone` that no abstract was read by the verifier
+    (the question's claim could not be read), so that reading alone decided it."""
     stance = bottom_line.stance
     return {
         "answer": bottom_line.answer,
@@ -99,6 +103,7 @@ def bottom_line_json(
             else None
         ),
         "model_reading_failed": model_reading_failed,
+        "model_alone": model_alone,
         # The answer's text takes the other side of a Yes or No: the page says so rather than show both silently.
         "answer_disagrees": (stance, bottom_line.answer) in (("yes", "no"), ("no", "yes")),
     }
@@ -119,10 +124,15 @@ def question_consensus(
     read_model: AbstractReader | None = None,
 ) -> dict[str, Any] | None:
     """The consensus of the question's first retrieved abstracts on its claim, with its bottom line; None when it
-    does not ask yes or no by its form, or the rewrite cannot read it. `answer_text` is the answer's own words, read
-    for its stance; `read_model` the answer LLM's reading of an abstract, asked when the rule weighs it."""
+    does not ask yes or no by its form. `answer_text` is the answer's own words, read for its stance; `read_model`
+    the answer LLM's reading of an abstract, asked when the rule weighs it. A question asked yes or no whose claim
+    the rewrite cannot read has no votes: its bottom line is that reading alone (`model_alone_consensus`), and it
+    has none when the rule does not weigh the reading or the reading could not be made."""
+    if not is_yes_no_question(question.text):
+        return None
     claim = yes_no_claim(question.text)
-    if claim is None:
+    reads_model = rule.reads_with_model and read_model is not None
+    if claim is None and not reads_model:
         return None
     semantic_scores = dict(
         question.retrieved.order_by("rank").values_list("pmid", "semantic_score")[:CONSENSUS_ABSTRACTS]
@@ -139,28 +149,54 @@ def question_consensus(
         # A question asked of the asker's own library alone: the consensus reads PubMed abstracts (their design and
         # retraction status weigh the votes, and its rule was fitted on them), so it is left out, not shown empty.
         return None
-    consensus = claim_consensus(verifier, claim, abstracts)
     retracted = {
         pmid for pmid, article in articles.items() if article.retraction_status == Article.Retraction.RETRACTED
     }
     relevance = vote_relevance({abstract.pmid: semantic_scores[abstract.pmid] for abstract in abstracts})
+    if claim is None:
+        assert read_model is not None  # `reads_model` above
+        retrieved = retrieved_abstracts(
+            [abstract.pmid for abstract in abstracts], relevance=relevance, retracted=retracted
+        )
+        return model_alone_consensus(read_model, question, rule, retrieved, abstracts)
+    consensus = claim_consensus(verifier, claim, abstracts)
     votes = consensus_votes(consensus, retracted=retracted, relevance=relevance)
     stance = answer_stance(verifier, claim, answer_text) if answer_text else None
     model_reading, failed = None, False
-    if rule.reads_with_model and read_model is not None:
+    if reads_model:
+        assert read_model is not None
         model_reading, failed = _model_reading(read_model, question, votes, abstracts)
     bottom_line = decide_bottom_line(votes, rule, stance=stance, model_reading=model_reading)
     model_weight = rule.model_weight if model_reading is not None else 0.0
     return consensus_json(consensus, bottom_line, model_weight=model_weight, model_reading_failed=failed)
 
 
+def model_alone_consensus(
+    read_model: AbstractReader,
+    question: Question,
+    rule: BottomLineRule,
+    retrieved: Sequence[RetrievedAbstract],
+    abstracts: Sequence[CitedAbstract],
+) -> dict[str, Any] | None:
+    """The consensus of a question with no claim to check: no abstract is read by the verifier (`claim` None, `read`
+    0), and the bottom line is the answer LLM's reading of the closest abstract alone, under the rule's cut. None
+    when that reading could not be made: with nothing else to go on there is no bottom line to show."""
+    model_reading, _failed = _model_reading(read_model, question, retrieved, abstracts)
+    if model_reading is None:
+        return None
+    bottom_line = decide_bottom_line((), rule, model_reading=model_reading)
+    return consensus_json(
+        Consensus(claim=None, verdicts=()), bottom_line, model_weight=rule.model_weight, model_alone=True
+    )
+
+
 def _model_reading(
-    read_model: AbstractReader, question: Question, votes: list[AbstractVote], abstracts: list[CitedAbstract]
+    read_model: AbstractReader, question: Question, retrieved: Sequence[Retrieved], abstracts: Sequence[CitedAbstract]
 ) -> tuple[ModelReading | None, bool]:
     """The answer LLM's reading of the closest abstract, and whether asking for it failed: a model server that is
     down leaves the bottom line to the verifier's votes (and the page says so), not the question without one."""
     try:
-        return read_closest_abstract(read_model, question.text, votes, abstracts), False
+        return read_closest_abstract(read_model, question.text, retrieved, abstracts), False
     except GenerationError:
         logger.warning("question %s: the answer model's reading could not be made", question.pk, exc_info=True)
         return None, True

@@ -74,8 +74,10 @@ def _paper(pmid: str, article: Article | None) -> ConsensusPaper:
 
 
 def exported_consensus(stored: Mapping[str, Any] | None, articles: Mapping[str, Article]) -> ExportedConsensus | None:
-    """`stored` as `webapp.qa.consensus` writes it; `articles` maps PMID to row (a paper since removed has no notes)."""
-    if not stored:
+    """`stored` as `webapp.qa.consensus` writes it; `articles` maps PMID to row (a paper since removed has no notes).
+    None without a consensus, or for one with no claim checked (its bottom line is the answer LLM's reading alone,
+    which the bottom line's own section says)."""
+    if not stored or stored.get("claim") is None:
         return None
     groups = []
     for label in CONSENSUS_LABELS:

@@ -259,10 +259,23 @@ class BottomLinePayload(TypedDict):
         ),
     ]
     model_reading_failed: Annotated[bool, Doc("The rule weighs the LLM's reading and the model could not be asked.")]
+    model_alone: Annotated[
+        bool,
+        Doc(
+            "No abstract votes: the question asks yes or no but its claim could not be read, so the LLM's reading of "
+            "the closest abstract alone decided the bottom line (the consensus's claim is then null)."
+        ),
+    ]
 
 
 class ConsensusPayload(TypedDict):
-    claim: Annotated[str, Doc('The claim a "yes" would make, which the verifier checked.')]
+    claim: Annotated[
+        str | None,
+        Doc(
+            'The claim a "yes" would make, which the verifier checked; null when the question\'s claim could not be '
+            "read: then no abstract was checked and the bottom line is the LLM's reading alone."
+        ),
+    ]
     read: Annotated[
         int, Doc(f"Abstracts read: the first {CONSENSUS_ABSTRACTS} retrieved (fewer when fewer were retrieved).")
     ]

@@ -69,7 +69,7 @@ def _consensus(stored: dict[str, Any] | None) -> ConsensusPayload | None:
         return None
     bottom_line = stored.get("bottom_line")
     if bottom_line is not None:  # stored before the LLM's reading existed: it had none
-        bottom_line = {"model_reading": None, "model_reading_failed": False, **bottom_line}
+        bottom_line = {"model_reading": None, "model_reading_failed": False, "model_alone": False, **bottom_line}
     return cast(ConsensusPayload, {**stored, "bottom_line": bottom_line})
 
 

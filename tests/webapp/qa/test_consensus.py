@@ -393,3 +393,78 @@ def test_a_retracted_abstract_is_read_but_never_votes_in_the_bottom_line() -> No
     assert REAL_QUESTION_PMID not in bottom_line["weights"]
     assert bottom_line["rests_on"] == 0
     assert bottom_line["answer"] == "not_enough"
+
+
+# Asked yes or no by its form, but the rewrite cannot read its claim: no abstract can be checked against it.
+UNREADABLE = "Zorvistatin for blood pressure: is it worth it?"
+
+
+def test_a_yes_no_question_whose_claim_cannot_be_read_gets_the_models_reading_alone(fake_verifier: None) -> None:
+    question = _answered(None, UNREADABLE)
+    _closest(question, CONTRADICTING)
+    fake = LLMSettings(base_url="http://unused", model="fake", server_kind="fake")
+    reader = YesNoReader(FakeLLM(fake), FakeTokenCounter(fake))
+    verifier = answer_verifier(default_pipeline_settings())
+
+    consensus = question_consensus(
+        question=question, verifier=verifier, rule=READ_BY_MODEL, read_model=reader.log_odds_no
+    )
+
+    assert consensus is not None
+    assert (consensus["claim"], consensus["read"], consensus["verdicts"]) == (None, 0, {})
+    line = consensus["bottom_line"]
+    assert (line["model_alone"], line["rests_on"], line["yes_pmids"], line["no_pmids"]) == (True, 0, [], [])
+    # The fake LLM leans no on the negated abstract the dense search put closest; alone, that reading decides.
+    assert (line["model_reading"]["pmid"], line["model_reading"]["side"], line["answer"]) == (CONTRADICTING, "no", "no")
+    _closest(question, SUPPORTING)
+    again = question_consensus(question=question, verifier=verifier, rule=READ_BY_MODEL, read_model=reader.log_odds_no)
+    assert again is not None
+    assert (again["bottom_line"]["model_reading"]["pmid"], again["bottom_line"]["answer"]) == (SUPPORTING, "yes")
+
+
+def test_without_the_models_reading_an_unreadable_claim_has_no_consensus(fake_verifier: None) -> None:
+    question = _answered(None, UNREADABLE)
+    fake = LLMSettings(base_url="http://unused", model="fake", server_kind="fake")
+    reader = YesNoReader(FakeLLM(fake), FakeTokenCounter(fake))
+    verifier = answer_verifier(default_pipeline_settings())
+
+    def down(question: str, title: str, abstract: str) -> float:
+        raise LLMUnavailableError("the language model server at http://127.0.0.1:9 is unreachable")
+
+    # A rule that does not weigh the reading, no model to ask, or a model that cannot be asked: nothing to go on.
+    assert (
+        question_consensus(question=question, verifier=verifier, rule=BottomLineRule(), read_model=reader.log_odds_no)
+        is None
+    )
+    assert question_consensus(question=question, verifier=verifier, rule=READ_BY_MODEL, read_model=None) is None
+    assert question_consensus(question=question, verifier=verifier, rule=READ_BY_MODEL, read_model=down) is None
+
+
+def test_the_models_reading_alone_is_said_as_such_on_the_page_the_api_and_the_export(
+    fake_verifier: None,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    role_users: dict[str, User],
+    researcher_client: Client,
+) -> None:
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_SERVER_KIND="fake")
+    monkeypatch.setattr(verify, "bottom_line_rule", lambda model: READ_BY_MODEL)
+    question = _answered(role_users[RESEARCHER], UNREADABLE)
+    _closest(question, CONTRADICTING)
+
+    verify.question_verify(question_id=question.pk)
+
+    stored = Question.objects.get(pk=question.pk).consensus
+    api = researcher_client.get(f"/api/v1/questions/{question.pk}").json()
+    assert api["consensus"] == stored
+    assert api["consensus"]["claim"] is None
+    assert api["consensus"]["bottom_line"]["model_alone"] is True
+    page = researcher_client.get(f"/questions/{question.pk}/").content.decode()
+    assert "No abstract votes: the verifier could not read this question as a claim to check." in page
+    assert "leans no; that reading alone decides this bottom line:" in page
+    assert f'data-pmid="{CONTRADICTING}"' in page
+    markdown = researcher_client.get(f"/questions/{question.pk}/export.md").content.decode()
+    assert "## Bottom line" in markdown
+    assert "## Consensus" not in markdown, "no claim was checked, so there are no counts to list"
+    assert "- Vote yes" not in markdown
+    assert f"that reading alone decides this bottom line: PMID {CONTRADICTING}" in markdown
