@@ -113,10 +113,27 @@ def title_question_claim(question: str) -> str | None:
     return f"{_capitalise(match.group('subject').strip())} is {predicate}."
 
 
+# A title asked as a question in any other words ("Storage of vaccines in the community: weak link in the cold
+# chain?", "Malnutrition, a new inducer for arterial calcification?"): yes/no by its form, though rarely a claim the
+# rules can read. PubMedQA's questions are article titles; 13 of the 18 among PQA-L's non-test items that the other
+# rules miss have this form, and none of BioASQ's 1,674 other questions does. A question word anywhere ("Migraine:
+# which treatment?") makes it an open question.
+_TITLE_FORM = re.compile(r"^[^:?]{3,}?(?:\s*(?::|--)\s*|\.\s+|,\s+(?:a|an|another|the)\s+)[^:?]{3,}\?$")
+_QUESTION_WORD = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b", re.I)
+
+
+def is_title_question(text: str) -> bool:
+    """ "Subject: predicate?", "Subject -- predicate?", "Subject. Predicate?" or "Subject, a predicate?", with no
+    question word anywhere."""
+    flat = " ".join(text.split())
+    return _TITLE_FORM.match(flat) is not None and _QUESTION_WORD.search(flat) is None
+
+
 def is_yes_no_question(text: str) -> bool:
     """Asked by its form, as BioASQ's yes/no questions are written: an auxiliary verb first ("Is X effective for
     Y?"), or after a leading clause ("In adults, is X ...?", "Double reading: is it necessary?"), or a statement
-    tagged "yes or no?". The question mark may be missing after an auxiliary first, as typed questions often are.
+    tagged "yes or no?", or a title asked as a question (`is_title_question`). The question mark may be missing after
+    an auxiliary first, as typed questions often are.
 
     On the golden sets 7B-11B this finds 608 of the 611 yes/no questions; 16 of the 1,674 others read as yes/no
     too, mostly "Is X A or B?" choices and summary questions asked in yes/no form.
@@ -133,7 +150,9 @@ def is_yes_no_question(text: str) -> bool:
         return True
     if not flat.endswith("?") or _OPEN_QUESTION.match(flat):
         return False
-    return _LEADING_CLAUSE.match(bare) is not None or title_question_claim(flat) is not None
+    return (
+        _LEADING_CLAUSE.match(bare) is not None or title_question_claim(flat) is not None or is_title_question(flat)
+    )
 
 
 def yes_no_claim(question: str) -> str | None:

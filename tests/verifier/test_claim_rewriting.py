@@ -220,3 +220,26 @@ def test_a_title_asked_as_a_question_is_a_yes_no_claim(question, claim):
 def test_other_titles_are_not_read_as_claims(question):
     assert title_question_claim(question) is None
     assert yes_no_claim(question) is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    [  # PQA-L titles asked as questions, outside its test split, as written there
+        "Storage of vaccines in the community: weak link in the cold chain?",
+        "Malnutrition, a new inducer for arterial calcification in hemodialysis patients?",
+        "Immunohistochemical assessment of steroid hormone receptors in tissues of the anal canal. Implications for "
+        "anal incontinence?",
+        "Autoerotic asphyxiation: secret pleasure--lethal outcome?",
+    ],
+)
+def test_a_title_asked_as_a_question_is_yes_no_though_no_claim_can_be_read(question: str) -> None:
+    assert is_yes_no_question(question)
+    assert yes_no_claim(question) is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Migraine in children: which treatment works best?", "Treatment options for migraine?", "Migraine: a review."],
+)
+def test_a_title_with_a_question_word_or_without_its_form_is_not(question: str) -> None:
+    assert not is_yes_no_question(question)
