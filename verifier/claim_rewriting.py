@@ -150,9 +150,7 @@ def is_yes_no_question(text: str) -> bool:
         return True
     if not flat.endswith("?") or _OPEN_QUESTION.match(flat):
         return False
-    return (
-        _LEADING_CLAUSE.match(bare) is not None or title_question_claim(flat) is not None or is_title_question(flat)
-    )
+    return _LEADING_CLAUSE.match(bare) is not None or title_question_claim(flat) is not None or is_title_question(flat)
 
 
 def yes_no_claim(question: str) -> str | None:
