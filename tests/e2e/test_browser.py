@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import (
@@ -26,6 +28,8 @@ from tests.e2e.conftest import (
     sign_in,
     stop_question,
 )
+from verifier.bottom_line import load_bottom_line_rule
+from webapp.qa.bottom_line_display import shown_bottom_line
 
 pytestmark = pytest.mark.profiles("embedded")
 
@@ -174,3 +178,48 @@ def test_tokens_reach_the_page_within_a_second_and_stop_ends_the_answer(stack: R
     expect(page.get_by_role("button", name="Stop")).to_be_hidden()
     expect(page.locator("#answer")).not_to_be_empty()  # the words written so far stay
     shot(page, "04-stopped")
+
+
+MODEL_ALONE_QUESTION = "Zorvistatin in hypertension: worth the risk?"  # yes/no by its form; no claim can be read
+
+
+def test_a_bottom_line_from_the_answer_models_reading_alone_is_said_as_such(stack: RunningStack, page: Page) -> None:
+    """A title asked as a question has no claim for the verifier to check, so no abstract votes; the real verify
+    stage asks the stack's LLM to read the closest abstract (the hostile one here), and the page says that this
+    reading alone decided the bottom line, in the server's words, with no consensus meter. The shipped rule weighs
+    that reading (`bottom_line.json`); one that did not would leave the question without a bottom line."""
+    answer = f"Zorvistatin lowered systolic blood pressure by 12 mmHg (PUBMED:{HOSTILE_PMID})."
+    made = stack.manage(
+        "shell",
+        "-c",
+        HOSTILE_ANSWER_SCRIPT.format(answer=answer, user=USERS["researcher"], pmid=HOSTILE_PMID).replace(
+            "What does zorvistatin do?", MODEL_ALONE_QUESTION
+        ),
+    )
+    assert made.returncode == 0, made.stderr[-3000:]
+    question_id = int(made.stdout.split()[-1])
+
+    alerts = _watch_alerts(page)
+    sign_in(page, stack, "researcher")
+    page.goto(f"{stack.url}/questions/{question_id}/")
+    expect(page.locator("#question-view")).to_have_attribute("data-status", "done", timeout=180_000)
+    consensus = question_json(page, stack)["consensus"]
+    rule = load_bottom_line_rule(Path(settings.VERIMED.verification.verifier_model))  # the stack's default
+    if not rule.reads_with_model:
+        assert consensus is None
+        expect(page.locator("#bottom-line")).to_be_hidden()
+        return
+    assert consensus["claim"] is None
+    line = consensus["bottom_line"]
+    assert (line["model_alone"], line["rests_on"], line["model_reading"]["pmid"]) == (True, 0, HOSTILE_PMID)
+    shown = shown_bottom_line(consensus)
+    assert shown is not None
+    expect(page.locator("#bottom-line-title")).to_have_text(line["title"])
+    expect(page.locator("#bottom-line-votes")).to_have_text(shown.votes_sentence)
+    expect(page.locator("#bottom-line-model")).to_have_text(f"{shown.model_sentence} PMID {HOSTILE_PMID}")
+    expect(page.locator("#bottom-line .bottom-line-voters")).to_have_count(0)
+    expect(page.locator("#consensus")).to_be_hidden()
+    shot(page, "bottom-line-model-alone")
+    page.locator("#bottom-line-model").get_by_role("button", name=f"PMID {HOSTILE_PMID}").click()
+    expect(page.locator("#abstract-dialog #abstract-body")).to_have_text(HOSTILE_ARTICLE["abstract"])
+    _assert_inert(page, alerts)
