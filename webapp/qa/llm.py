@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from functools import cache
 
 from django.conf import settings
 
@@ -11,6 +12,7 @@ from generator.base import LLM, LLMSettings, TokenCounter
 from generator.errors import GenerationError
 from generator.registry import build_llm, build_token_counter
 from generator.warm_up import warm_prompt_prefix
+from generator.yes_no_reading import YesNoReader
 from webapp.qa.pipeline import PipelineSettings, default_pipeline_settings
 
 logger = logging.getLogger(__name__)
@@ -33,6 +35,17 @@ def llm_for(pipeline: PipelineSettings) -> LLM:
 
 def token_counter_for(pipeline: PipelineSettings) -> TokenCounter:
     return build_token_counter(llm_settings_for(pipeline))
+
+
+def yes_no_reader_for(pipeline: PipelineSettings) -> YesNoReader:
+    """The answer LLM's yes/no reader for the bottom line (`generator.yes_no_reading`), one per served model in a
+    worker process: it tokenizes the yes and no spellings once, not for every yes/no question (eight requests)."""
+    return _yes_no_reader(llm_settings_for(pipeline))
+
+
+@cache
+def _yes_no_reader(llm_settings: LLMSettings) -> YesNoReader:
+    return YesNoReader(build_llm(llm_settings), build_token_counter(llm_settings))
 
 
 def warm_up_llm_in_background() -> threading.Thread | None:

@@ -18,13 +18,14 @@ from pytest_django.fixtures import Settings
 from generator.base import LLMSettings
 from generator.errors import LLMUnavailableError
 from generator.fake_llm import FakeLLM, FakeTokenCounter
-from generator.yes_no_reading import YesNoReader
+from generator.yes_no_reading import NO_SPELLINGS, YES_SPELLINGS, YesNoReader
 from tests.webapp.factories import article_retracted
 from verifier.bottom_line import BottomLineRule
 from verifier.consensus import CONSENSUS_ABSTRACTS
 from webapp.accounts.roles import RESEARCHER
 from webapp.corpus.models import Article
 from webapp.qa import consensus as consensus_module
+from webapp.qa import llm as llm_module
 from webapp.qa.consensus import question_consensus
 from webapp.qa.models import Question, RetrievedDocument
 from webapp.qa.pipeline import default_pipeline_settings
@@ -468,3 +469,21 @@ def test_the_models_reading_alone_is_said_as_such_on_the_page_the_api_and_the_ex
     assert "## Consensus" not in markdown, "no claim was checked, so there are no counts to list"
     assert "- Vote yes" not in markdown
     assert f"that reading alone decides this bottom line: PMID {CONTRADICTING}" in markdown
+
+
+def test_the_verify_stage_tokenizes_the_yes_and_no_spellings_once_per_served_model(
+    fake_verifier: None, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_SERVER_KIND="fake")
+    monkeypatch.setattr(verify, "bottom_line_rule", lambda model: READ_BY_MODEL)
+    llm_module._yes_no_reader.cache_clear()
+    asked: list[str] = []
+    token_ids = FakeTokenCounter.token_ids
+    monkeypatch.setattr(FakeTokenCounter, "token_ids", lambda self, text: asked.append(text) or token_ids(self, text))
+
+    for _ in range(2):
+        question = _answered(None)
+        verify.question_verify(question_id=question.pk)
+        assert Question.objects.get(pk=question.pk).consensus["bottom_line"]["model_reading"] is not None
+
+    assert sorted(asked) == sorted([*YES_SPELLINGS, *NO_SPELLINGS]), "once for both questions"

@@ -7,9 +7,8 @@ import time
 
 from django.db import transaction
 
-from generator.yes_no_reading import YesNoReader
 from webapp.qa.consensus import bottom_line_rule, question_consensus_or_none
-from webapp.qa.llm import llm_for, token_counter_for
+from webapp.qa.llm import yes_no_reader_for
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question
 from webapp.qa.services.stages import stage_enter, stage_pipeline, stage_record_timing
 from webapp.qa.verification import answer_verifier, question_verification_inputs
@@ -32,9 +31,7 @@ def question_verify(*, question_id: int) -> None:
         rule=rule,
         answer_text=" ".join(claim.display_text for claim in inputs.claims),
         # The answer LLM reads the closest abstract only when the rule weighs its reading (`bottom_line.json`).
-        read_model=YesNoReader(llm_for(pipeline), token_counter_for(pipeline)).log_odds_no
-        if rule.reads_with_model
-        else None,
+        read_model=yes_no_reader_for(pipeline).log_odds_no if rule.reads_with_model else None,
     )
     if consensus is not None:
         stage_record_timing(question, "consensus", started)
