@@ -25,7 +25,9 @@ One more voice reads the abstract the dense search finds closest with the answer
 those log-odds pass `model_cut` and "yes" otherwise, and weighs `model_weight`. The LLM answers Yes to nearly every
 PubMedQA question whatever the abstract says, but its odds order the "no" questions above the "yes" ones (ROC AUC
 0.885 on the own abstract, benchmarks/README.md), so the cut, fitted on dev, is what reads it; the verifier's
-readings of the ten abstracts, weighed as above, stay the votes beside it.
+readings of the ten abstracts, weighed as above, stay the votes beside it. A question asked yes or no whose claim
+the rewrite cannot read has no votes (no claim to check), but the LLM reads the question itself: there its reading
+alone decides, from the retrieved abstracts' relevance (`retrieved_abstracts`).
 
 Then: too little weight on either side is Not enough evidence; one side's share of the weight at or above
 `majority` is Yes or No; anything between is Mixed evidence. The parameters are fitted on dev questions only
