@@ -67,7 +67,7 @@ PQAL = {
         "final_decision": "maybe",
     },
     "104": {
-        "QUESTION": "Starting insulin in type 2 diabetes: continue oral agents?",  # the rewrite cannot read it
+        "QUESTION": "Starting insulin in type 2 diabetes: continue oral agents?",  # a title asked as a question: no claim to read
         "CONTEXTS": ["A survey of insulin starts in type 2 diabetes."],
         "LONG_ANSWER": "Oral agents were continued by most.",
         "final_decision": "yes",
@@ -336,8 +336,8 @@ def test_a_rule_that_weighs_the_llms_reading_has_every_question_read_once_across
     again = _evaluated(pqal, tmp_path, rule, _fake_model(tmp_path, answer_limit=0))
 
     reading = first[PUBMEDQA]["model_reading"]
-    readable = first[PUBMEDQA]["n"] - first[PUBMEDQA]["no_readable_claim"]
-    assert reading["read"] == readable == len(lines) > 0
+    # Every question here asks yes or no by its form (104 is a title asked as a question), so each is read once.
+    assert reading["read"] == first[PUBMEDQA]["n"] == len(lines) == 4
     assert reading["probe_tokens_per_s"] is None  # the fake server has no prompt-reading rate to probe
     assert cache.read_text().splitlines() == lines, "the second run read nothing again"
     assert again[PUBMEDQA]["accuracy"] == first[PUBMEDQA]["accuracy"]
@@ -372,20 +372,23 @@ def test_the_reading_cache_resumes_past_a_line_cut_short(tmp_path):
     assert calls == ["Q1?", "Q1?"], "another model's reading is its own"
 
 
-def test_a_question_asked_yes_or_no_whose_claim_cannot_be_read_is_decided_by_the_llms_reading_alone(tmp_path):
-    """Asked yes or no by its form, its claim unreadable: no votes, but the LLM reads the question itself, so its
-    reading of the closest abstract is made and decides; a question not asked yes or no by its form is never read."""
-    items = {**PQAL, "104": {**PQAL["104"], "QUESTION": "Starting insulin in type 2 diabetes: is it worth it?"}}
+def test_a_question_asked_yes_or_no_whose_claim_cannot_be_read_is_decided_by_the_llms_reading_alone(pqal, tmp_path):
+    """104 is a title asked as a question: yes/no by its form, its claim unreadable, so it has no votes; the LLM
+    reads the question itself, so its reading of the closest abstract is made and decides. A question not asked yes
+    or no by its form is never read."""
     rule = BottomLineRule(minimum_weight=0.1, majority=0.6, model_weight=5.0, model_cut=0.0)
-    report = _evaluated(pqal_files(tmp_path, items), tmp_path, rule, _fake_model(tmp_path, answer_limit=0))
+    report = _evaluated(pqal, tmp_path, rule, _fake_model(tmp_path, answer_limit=0))
 
     item = next(item for item in report["items"][PUBMEDQA] if item["qid"] == "104")
     assert item["claim"] is None
     assert item["model_reading"] is not None
     assert item["bottom_line"] == ("no" if item["model_reading"]["log_odds_no"] > 0 else "yes")
-    assert report[PUBMEDQA]["model_reading"]["read"] == report[PUBMEDQA]["n"] == 4
     assert report[PUBMEDQA]["confusion"]["yes"]["not_enough"] == 0
 
-    unread = _evaluated(pqal_files(tmp_path / "form"), tmp_path / "form", rule, _fake_model(tmp_path, answer_limit=0))
+    open_question = {**PQAL["104"], "QUESTION": "Which oral agents are continued when insulin is started?"}
+    form = tmp_path / "form"
+    unread = _evaluated(
+        pqal_files(form, {**PQAL, "104": open_question}), form, rule, _fake_model(tmp_path, answer_limit=0)
+    )
     original = next(item for item in unread["items"][PUBMEDQA] if item["qid"] == "104")
     assert (original["claim"], original["model_reading"], original["bottom_line"]) == (None, None, "not_enough")
