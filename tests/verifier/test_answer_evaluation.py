@@ -67,7 +67,7 @@ PQAL = {
         "final_decision": "maybe",
     },
     "104": {
-        "QUESTION": "Starting insulin in type 2 diabetes: continue oral agents?",  # a title asked as a question: no claim to read
+        "QUESTION": "Starting insulin in type 2 diabetes: continue oral agents?",  # a title question: no claim
         "CONTEXTS": ["A survey of insulin starts in type 2 diabetes."],
         "LONG_ANSWER": "Oral agents were continued by most.",
         "final_decision": "yes",
