@@ -131,8 +131,9 @@ def question_consensus(
     if not is_yes_no_question(question.text):
         return None
     claim = yes_no_claim(question.text)
-    reads_model = rule.reads_with_model and read_model is not None
-    if claim is None and not reads_model:
+    if not rule.reads_with_model:
+        read_model = None  # the rule does not weigh the reading: it is never asked for
+    if claim is None and read_model is None:
         return None
     semantic_scores = dict(
         question.retrieved.order_by("rank").values_list("pmid", "semantic_score")[:CONSENSUS_ABSTRACTS]
@@ -154,7 +155,7 @@ def question_consensus(
     }
     relevance = vote_relevance({abstract.pmid: semantic_scores[abstract.pmid] for abstract in abstracts})
     if claim is None:
-        assert read_model is not None  # `reads_model` above
+        assert read_model is not None  # returned above otherwise
         retrieved = retrieved_abstracts(
             [abstract.pmid for abstract in abstracts], relevance=relevance, retracted=retracted
         )
@@ -163,8 +164,7 @@ def question_consensus(
     votes = consensus_votes(consensus, retracted=retracted, relevance=relevance)
     stance = answer_stance(verifier, claim, answer_text) if answer_text else None
     model_reading, failed = None, False
-    if reads_model:
-        assert read_model is not None
+    if read_model is not None:
         model_reading, failed = _model_reading(read_model, question, votes, abstracts)
     bottom_line = decide_bottom_line(votes, rule, stance=stance, model_reading=model_reading)
     model_weight = rule.model_weight if model_reading is not None else 0.0
