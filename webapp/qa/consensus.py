@@ -67,7 +67,8 @@ def consensus_json(
         },
     }
     if bottom_line is not None:
-        stored["bottom_line"] = bottom_line_json(bottom_line, **bottom_line_facts)
+        # No claim to check: the answer LLM's reading alone decided it (model_alone_consensus).
+        stored["bottom_line"] = bottom_line_json(bottom_line, model_alone=consensus.claim is None, **bottom_line_facts)
     return stored
 
 
@@ -185,9 +186,7 @@ def model_alone_consensus(
     if model_reading is None:
         return None
     bottom_line = decide_bottom_line((), rule, model_reading=model_reading)
-    return consensus_json(
-        Consensus(claim=None, verdicts=()), bottom_line, model_weight=rule.model_weight, model_alone=True
-    )
+    return consensus_json(Consensus(claim=None, verdicts=()), bottom_line, model_weight=rule.model_weight)
 
 
 def _model_reading(
