@@ -42,7 +42,13 @@ stop:
 # (a profile's e2e stack) stay together on one worker (xdist_group_of in tests/conftest.py); the LLM server is one
 # for the whole session, shared by the workers (tests/session_llm.py).
 TEST_WORKERS ?= 2
+# The project's own modules are compiled once before the suite: with PYTHONDONTWRITEBYTECODE set (these machines set
+# it), every process the suite starts (the stacks, manage.py calls, the workers) compiled them again at import, about
+# 0.45 CPU-seconds for a `manage.py check` (3.4 against 2.95 with them compiled), against 2 CPU-seconds for compiling
+# them all. Python checks each .pyc against its source, so an edited module is never read stale.
+COMPILE_PROJECT := $(BIN)/python -m compileall -q -j 0 webapp indexer generator verifier tests benchmarks manage.py
 test: $(VENV)/.installed-test $(PDFJS_STAMP) tesseract chromium lint typecheck
+	$(COMPILE_PROJECT)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests: the suite is missing, failing on purpose"; exit 1; fi; \
 	exit $$status
@@ -52,6 +58,7 @@ test: $(VENV)/.installed-test $(PDFJS_STAMP) tesseract chromium lint typecheck
 # test` serves the fast 0.5B model (tests/support.py); the drills and the vLLM check serve the product's default.
 PRODUCT_LLM_MODEL := qwen2.5-coder-1.5b-instruct
 drills: $(VENV)/.installed-test $(PDFJS_STAMP) chromium
+	$(COMPILE_PROJECT)
 	VERIMED_TEST_LLM_MODEL=$(PRODUCT_LLM_MODEL) $(BIN)/python -m pytest -m drill; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no drills: they are missing, failing on purpose"; exit 1; fi; \
 	exit $$status
