@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from generator.base import Message
-from generator.citations import citation_label
+from generator.citations import DOC_CITATION_ID, citation_label
 from generator.prompts import (
     ABSTRACT_BLOCK,
     ANSWER_SYSTEM,
@@ -25,6 +25,9 @@ from generator.prompts import (
     EXAMPLE_ABSTRACTS,
     EXAMPLE_ANSWER,
     EXAMPLE_QUESTION,
+    LIBRARY_EXAMPLE_CITATION,
+    LIBRARY_EXAMPLE_PAGES,
+    PUBMED_EXAMPLE_CITATION,
     VERIFAI_ABSTRACT_BLOCK,
     VERIFAI_PROMPT,
 )
@@ -114,7 +117,9 @@ def answer_messages(
     chat: ChatPrompt = CHAT_PROMPTS["chat"],
 ) -> list[Message]:
     """System, worked example, then the question: everything before the last user turn is the same for every
-    question, so a server that keeps the previous prompt's state reads it once."""
+    question (of each kind of source), so a server that keeps the previous prompt's state reads it once."""
+    if abstracts and all(DOC_CITATION_ID.fullmatch(item.pmid) for item in abstracts):
+        chat = library_chat(chat)
     example = [ContextAbstract(pmid, title, abstract) for pmid, title, abstract in chat.example_abstracts]
     return [
         {"role": "system", "content": chat.system},
@@ -122,6 +127,21 @@ def answer_messages(
         {"role": "assistant", "content": chat.example_answer},
         {"role": "user", "content": _user_turn(chat.user, question, abstracts, abstract_chars)},
     ]
+
+
+def library_chat(chat: ChatPrompt) -> ChatPrompt:
+    """The same texts for a context of library pages only: the instructions and the worked example cite pages."""
+    pages = {pmid: LIBRARY_EXAMPLE_PAGES[pmid] for pmid, _, _ in chat.example_abstracts}
+    answer = chat.example_answer
+    for pmid, page in pages.items():
+        answer = answer.replace(f"PUBMED:{pmid}", page)
+    return ChatPrompt(
+        system=chat.system.replace(PUBMED_EXAMPLE_CITATION, LIBRARY_EXAMPLE_CITATION),
+        user=chat.user.replace(PUBMED_EXAMPLE_CITATION, LIBRARY_EXAMPLE_CITATION),
+        example_abstracts=tuple((pages[pmid], title, abstract) for pmid, title, abstract in chat.example_abstracts),
+        example_question=chat.example_question,
+        example_answer=answer,
+    )
 
 
 def _user_turn(template: str, question: str, abstracts: Sequence[ContextAbstract], abstract_chars: int) -> str:

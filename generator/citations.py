@@ -24,8 +24,12 @@ _PUBMED_ID = r"(?:S2:)?[0-9]{1,10}"
 # A page of a document in the asker's own library: `DOC:<document id>:p<page>`. It carries its own keyword, so it
 # needs no PUBMED before it (and one written before it by habit is read past).
 _DOC_ID = r"DOC:[0-9]{1,10}:p[0-9]{1,5}"
-_ID = rf"(?:{_DOC_ID}|{_PUBMED_ID})"
+# After a keyword the page's own keyword may be missing: `PUBMED:21:p1` is page 1 of document 21 written with the
+# PubMed keyword the prompt's example shows (the 0.5B model wrote it so), and `<digits>:p<page>` is never a PMID.
+_KEYED_DOC_ID = r"(?:DOC:)?[0-9]{1,10}:p[0-9]{1,5}"
+_ID = rf"(?:{_KEYED_DOC_ID}|{_PUBMED_ID})"
 DOC_CITATION_ID = re.compile(rf"{_DOC_ID}", re.IGNORECASE)
+_KEYED_DOC_CITATION_ID = re.compile(_KEYED_DOC_ID, re.IGNORECASE)
 # `PUBMED`, `PMID` or the plural `PMIDs` (but not the `PMID` + `S2:` of a glued `PMIDS2:1`), then an optional colon.
 _PREFIX = r"\b(?:PUBMED|PMID(?:S(?!2:))?)\s*:?\s*"
 # The trailing \b keeps an 11+ digit number (no PMID) from being read as its first ten digits, and a following
@@ -122,7 +126,7 @@ def _id_references(group: str) -> list[_Reference]:
 
 
 def _raw_id(written: str) -> str:
-    return canonical_doc_id(written) if DOC_CITATION_ID.fullmatch(written) else written.upper()
+    return canonical_doc_id(written) if _KEYED_DOC_CITATION_ID.fullmatch(written) else written.upper()
 
 
 def _index_references(group: str) -> list[_Reference] | None:
@@ -189,8 +193,9 @@ def citation_label(source_id: str) -> str:
 
 
 def canonical_doc_id(source_id: str) -> str:
-    """`doc:12:P3` as the site writes it, `DOC:12:p3` (matching is case-insensitive; ids are compared as written)."""
-    document, page = source_id.split(":")[1:]
+    """`doc:12:P3` (or `12:p3`, read after a PubMed keyword) as the site writes it, `DOC:12:p3` (matching is
+    case-insensitive; ids are compared as written)."""
+    document, page = source_id.split(":")[-2:]
     return f"DOC:{document}:p{page[1:]}"
 
 

@@ -86,6 +86,13 @@ COMPLETE_EXAMPLE_ANSWER = (
     "of patients against 8% with placebo (PUBMED:11111111)."
 )
 
+# A question asked of the asker's own library gives the model pages only, and the examples above then cite pages: with
+# the PubMed example the 0.5B model cited the library page `DOC:21:p1` as `PUBMED:21:p1`, or copied the example's
+# `PUBMED:12345678`, and its answer cited nothing it was given. Each example abstract becomes a page of its own.
+PUBMED_EXAMPLE_CITATION = "(PUBMED:12345678)"
+LIBRARY_EXAMPLE_CITATION = "(DOC:12:p3)"
+LIBRARY_EXAMPLE_PAGES = {"11111111": "DOC:11:p1", "22222222": "DOC:22:p2", "33333333": "DOC:33:p1"}
+
 # `label` is `PUBMED:<pmid>`, or a library page's `DOC:<id>:p<page>` (generator.citations.citation_label).
 ABSTRACT_BLOCK = "abstract_id: {label}\ntitle: {title}\nabstract: {abstract}"
 

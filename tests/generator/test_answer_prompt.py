@@ -103,6 +103,34 @@ def test_a_library_page_is_shown_under_its_own_id_which_is_what_the_answer_cites
     assert "PUBMED:DOC" not in text
 
 
+@pytest.mark.parametrize("style", ["chat", "chat-complete"])
+def test_a_context_of_library_pages_only_has_instructions_and_an_example_that_cite_pages(style: PromptStyle) -> None:
+    pages = [
+        ContextAbstract(pmid="DOC:12:p3", title="My trial report (p. 3)", abstract="Dose was 2 mg daily."),
+        ContextAbstract(pmid="DOC:12:p4", title="My trial report (p. 4)", abstract="No bleeding was seen."),
+    ]
+
+    sent = answer_prompt(style, QUESTION, pages, abstract_chars=2000).messages
+
+    assert not any("PUBMED" in message["content"] for message in sent)
+    assert "(DOC:12:p3)" in sent[0]["content"]
+    example_user, example_answer = sent[1]["content"], sent[2]["content"]
+    shown = re.findall(r"abstract_id: (\S+)", example_user)
+    assert shown
+    assert all(re.fullmatch(r"DOC:[0-9]+:p[0-9]+", label) for label in shown)
+    cited = set(re.findall(r"\((DOC:[0-9]+:p[0-9]+)\)", example_answer))
+    assert cited
+    assert cited <= set(shown)
+
+
+def test_a_context_with_any_pubmed_abstract_keeps_the_pubmed_example() -> None:
+    page = ContextAbstract(pmid="DOC:12:p3", title="My trial report (p. 3)", abstract="Dose was 2 mg daily.")
+
+    sent = answer_messages(QUESTION, [ABSTRACTS[0], page], abstract_chars=2000)
+
+    assert sent[:3] == messages()[:3]
+
+
 def test_the_question_comes_last_after_the_abstracts() -> None:
     user = messages()[-1]["content"]
 

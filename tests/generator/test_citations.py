@@ -615,6 +615,9 @@ LIBRARY_GIVEN = ["12345678", "DOC:12:p3", "DOC:12:p4"]
         ("It did [PUBMED:12345678; DOC:12:p4].", "It did (PUBMED:12345678; DOC:12:p4).", ["12345678", "DOC:12:p4"]),
         ("As doc:12:P3 says.", "As (DOC:12:p3) says.", ["DOC:12:p3"]),  # any case, written the site's way
         ("By habit (PUBMED:DOC:12:p4).", "By habit (DOC:12:p4).", ["DOC:12:p4"]),
+        # The page's keyword left out after PubMed's, as the 0.5B model wrote it (it read as PMID 12 before).
+        ("By habit (PUBMED:12:p4).", "By habit (DOC:12:p4).", ["DOC:12:p4"]),
+        ("It did [PMID 12345678, 12:P3].", "It did (PUBMED:12345678; DOC:12:p3).", ["12345678", "DOC:12:p3"]),
         ("Both DOC:12:p3, DOC:12:p4.", "Both (DOC:12:p3; DOC:12:p4).", ["DOC:12:p3", "DOC:12:p4"]),
     ],
 )
@@ -625,6 +628,13 @@ def test_a_library_page_is_cited_by_its_own_id_beside_pmids(raw: str, canonical:
     assert [citation.pmid for citation in normalized.citations] == resolved
     assert cited_ids(normalized.text) == resolved
     assert normalize_citations(normalized.text, LIBRARY_GIVEN).text == canonical
+
+
+def test_a_page_number_without_any_keyword_stays_prose() -> None:
+    normalized = normalize_citations("At 12:p3 of the protocol (PUBMED:12345678).", LIBRARY_GIVEN)
+
+    assert [citation.pmid for citation in normalized.citations] == ["12345678"]
+    assert normalized.text == "At 12:p3 of the protocol (PUBMED:12345678)."
 
 
 def test_a_library_page_not_given_is_unmatched_and_kept_for_no_reference() -> None:
