@@ -44,12 +44,10 @@ from generator.evaluation import index_search  # noqa: E402
 from indexer.evaluation_index import EvaluationIndex  # noqa: E402
 from indexer.hybrid import HybridSettings  # noqa: E402
 from verifier.answer_evaluation import AnswerSets, set_indexes, wilson_interval  # noqa: E402
+from verifier.bottom_line import closest_pmid, retrieved_abstracts, vote_relevance  # noqa: E402
 from verifier.consensus import CONSENSUS_ABSTRACTS  # noqa: E402
 from verifier.yes_no_sets import YesNoQuestion  # noqa: E402
 from webapp.corpus import engines  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-DATA_DIR = Path(os.environ.get("VERIMED_DATA_DIR", ROOT.parent / "shared" / "data"))
 
 
 def _standardised(values: np.ndarray) -> np.ndarray:
@@ -57,8 +55,8 @@ def _standardised(values: np.ndarray) -> np.ndarray:
     return standardised
 
 
-CHOICES: dict[str, Callable[[np.ndarray, np.ndarray], int]] = {
-    "dense": lambda dense, reranker: int(np.argmax(dense)),
+# The alternatives to the product's choice (`dense`, read by `closest_pmid` itself), by index among the ten.
+ALTERNATIVES: dict[str, Callable[[np.ndarray, np.ndarray], int]] = {
     "fused_first": lambda dense, reranker: 0,
     "reranker": lambda dense, reranker: int(np.argmax(reranker)),
     "dense_and_reranker": lambda dense, reranker: int(np.argmax(_standardised(dense) + _standardised(reranker))),
@@ -83,10 +81,12 @@ def count_choices(
         if not set(pmids) & set(question.own_pmids):
             right["own_not_in_ten"] += 1
             continue
+        relevance = vote_relevance({hit.pmid: hit.semantic_score for hit in read})
+        right["dense"] += closest_pmid(retrieved_abstracts(pmids, relevance=relevance)) in question.own_pmids
         dense = np.array([hit.semantic_score or 0.0 for hit in read], dtype=np.float64)
         texts = [f"{index.articles[pmid].title} {index.articles[pmid].abstract}".strip() for pmid in pmids]
         scores = np.asarray(reranker.score(question.text, texts), dtype=np.float64)
-        for name, choose in CHOICES.items():
+        for name, choose in ALTERNATIVES.items():
             right[name] += pmids[choose(dense, scores)] in question.own_pmids
     return right, asked
 
@@ -95,8 +95,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, help="Write the results here.")
     args = parser.parse_args()
-    pubmedqa = DATA_DIR / "pubmedqa"
-    benchmark = DATA_DIR / "bioasq" / "benchmark"
+    pubmedqa = settings.VERIMED.paths.data_dir / "pubmedqa"
+    benchmark = settings.VERIMED.paths.data_dir / "bioasq" / "benchmark"
     sets = AnswerSets(
         pubmedqa=pubmedqa / "ori_pqal.json",
         pubmedqa_ids=pubmedqa / "test_ground_truth.json",
@@ -114,7 +114,7 @@ def main() -> None:
     rows = {}
     print(f"\nPubMedQA dev questions with an own abstract: {asked} ({corpus})")
     print(f"{'choice':20s} {'own picked':>10s} {'share':>6s}  95% CI")
-    for name in (*CHOICES, "own_not_in_ten"):
+    for name in ("dense", *ALTERNATIVES, "own_not_in_ten"):
         low, high = wilson_interval(right[name], asked)
         rows[name] = {"count": right[name], "share": right[name] / asked, "ci95": [low, high]}
         print(f"{name:20s} {right[name]:10d} {right[name] / asked:6.3f}  {low:.3f}-{high:.3f}")
