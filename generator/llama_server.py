@@ -4,8 +4,9 @@
 
 llama-cpp-python's RAM prompt cache (`--cache True --cache_type ram --cache_size N`) evicts its oldest saved state once
 the states' size passes N, but it counts only the model state of each (the KV cache). Each saved state also holds a copy
-of the logits of up to one prompt-reading batch, which it does not count: 512 rows of Qwen's 151,936-word vocabulary
-in float32 is 311 MB a state, where a 1,000-token prompt's KV cache is 28 MB. A "1 GB" cache grew the server to
+of the logits, which it does not count: of every prompt token under the server's default (`logits_all`, which
+`generator.serve` turns off), of up to one prompt-reading batch without; 512 rows of Qwen's 151,936-word vocabulary in
+float32 is 311 MB a state, where a 1,000-token prompt's KV cache is 28 MB. A "1 GB" cache grew the server to
 10.5 GB during one test session. Counted here, N is the memory the cache holds. `generator.serve` starts this module in
 place of `llama_cpp.server`; without the prompt cache, it behaves exactly as that one.
 """

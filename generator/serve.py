@@ -71,6 +71,11 @@ def server_argv(*, model_path: Path, alias: str, host: str, port: int, n_ctx: in
         # llama-cpp-python ends a running stream with a normal "[DONE]" as soon as another request waits (its
         # default), and the client then takes the cut answer as complete: requests wait their turn instead.
         "--interrupt_requests", "False",
+        # The server's default keeps the logits of every prompt token (logits_all, for logprobs the product never asks
+        # for): llama.cpp then computes the vocabulary's 151,936 scores for each token read, numpy copies them into a
+        # table of n_ctx rows, and each prompt-cache state copies that table again. Reading 900 tokens with the 0.5B on
+        # one AVX2 thread: 63 tokens/s with them, 94 without; saving a state 1.7 s against 0.1 (521 MB against 74).
+        "--logits_all", "False",
     ]  # fmt: skip
     if tuning.prompt_cache_mb:
         argv += ["--cache", "True", "--cache_type", "ram", "--cache_size", str(tuning.prompt_cache_mb * 2**20)]

@@ -60,6 +60,12 @@ def test_a_waiting_request_never_interrupts_a_running_one() -> None:
     assert option(argv_for(ServerTuning()), "--interrupt_requests") == "False"
 
 
+def test_the_server_keeps_no_logits_for_the_prompts_tokens() -> None:
+    """llama-cpp-python's server keeps every prompt token's logits unless told not to: a third slower reading, and
+    prompt-cache states of hundreds of MB."""
+    assert option(argv_for(ServerTuning()), "--logits_all") == "False"
+
+
 @pytest.mark.model
 def test_the_server_listens_where_its_options_say_whatever_host_and_port_the_environment_names(
     monkeypatch: pytest.MonkeyPatch,
