@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/llm_server_settings.py --json var/benchmarks/llm-server-settings.json
 
-Each variant is a `generator.serve.ServerTuning` (threads, batch, flash attention, prompt cache). For each, in turn,
-a fresh server is started and measured:
+Each variant is a `generator.serve.ServerTuning` (threads, batch, flash attention, prompt cache, prompt logits). For
+each, in turn, a fresh server is started and measured:
 - `probe_tokens_per_s`: the fixed probe of generator.reading_rate (median of --probes), a prompt no cache can serve;
 - `cold_answer_ttft_ms`: time to the first token of a real answer prompt A (the chat prompt with its worked example
   and --abstracts BioASQ abstracts, as the product builds it) on a server that has just read the probe;
@@ -54,6 +54,8 @@ VARIANTS: dict[str, ServerTuning] = {
     "flash-attention": ServerTuning(threads=THREADS, flash_attention=True),
     "prompt-cache": ServerTuning(threads=THREADS, prompt_cache_mb=1024),
     "one-thread": ServerTuning(threads=1),
+    # llama-cpp-python's server default before 2026-11-29: every prompt token's logits kept.
+    "prompt-logits": ServerTuning(threads=THREADS, prompt_logits=True),
 }
 
 

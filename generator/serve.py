@@ -33,6 +33,12 @@ class ServerTuning:
     threads: int = os.cpu_count() or 2
     batch: int = 512  # tokens per prompt-reading step
     flash_attention: bool = False
+    # llama-cpp-python's server keeps the logits of every prompt token unless told not to (`logits_all`, for logprobs
+    # the product never asks for): llama.cpp then computes the vocabulary's 151,936 scores for each token read, numpy
+    # copies them into a table of n_ctx rows, and each prompt-cache state copies that table again. Reading 900 tokens
+    # with the 0.5B on one AVX2 thread: 94 tokens/s without them, 63 with; saving a state 0.1 s against 1.7 (74 MB
+    # against 521), loading it 0.1 against 3.8.
+    prompt_logits: bool = False
     # Saved model states keyed by their prompt, so a prompt that shares a prefix with any earlier one (not only
     # the last) resumes from it: the system prompt and worked example are read once per server, whatever runs between.
     prompt_cache_mb: int = 0
@@ -43,6 +49,7 @@ class ServerTuning:
             "--threads", str(self.threads),
             "--batch", str(self.batch),
             "--flash-attention" if self.flash_attention else "--no-flash-attention",
+            "--prompt-logits" if self.prompt_logits else "--no-prompt-logits",
             "--prompt-cache-mb", str(self.prompt_cache_mb),
         ]  # fmt: skip
 
@@ -71,11 +78,7 @@ def server_argv(*, model_path: Path, alias: str, host: str, port: int, n_ctx: in
         # llama-cpp-python ends a running stream with a normal "[DONE]" as soon as another request waits (its
         # default), and the client then takes the cut answer as complete: requests wait their turn instead.
         "--interrupt_requests", "False",
-        # The server's default keeps the logits of every prompt token (logits_all, for logprobs the product never asks
-        # for): llama.cpp then computes the vocabulary's 151,936 scores for each token read, numpy copies them into a
-        # table of n_ctx rows, and each prompt-cache state copies that table again. Reading 900 tokens with the 0.5B on
-        # one AVX2 thread: 63 tokens/s with them, 94 without; saving a state 1.7 s against 0.1 (521 MB against 74).
-        "--logits_all", "False",
+        "--logits_all", str(tuning.prompt_logits),
     ]  # fmt: skip
     if tuning.prompt_cache_mb:
         argv += ["--cache", "True", "--cache_type", "ram", "--cache_size", str(tuning.prompt_cache_mb * 2**20)]
@@ -164,6 +167,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch", type=int, default=defaults.batch, help="Tokens per prompt-reading step.")
     parser.add_argument("--flash-attention", action=argparse.BooleanOptionalAction, default=defaults.flash_attention)
     parser.add_argument(
+        "--prompt-logits",
+        action=argparse.BooleanOptionalAction,
+        default=defaults.prompt_logits,
+        help="Keep every prompt token's logits (llama-cpp-python's logits_all; needed for logprobs only).",
+    )
+    parser.add_argument(
         "--prompt-cache-mb", type=int, default=defaults.prompt_cache_mb, help="RAM for saved prompt states; 0: off."
     )
     return parser
@@ -174,6 +183,7 @@ def tuning_from_args(args: argparse.Namespace) -> ServerTuning:
         threads=args.threads,
         batch=args.batch,
         flash_attention=args.flash_attention,
+        prompt_logits=args.prompt_logits,
         prompt_cache_mb=args.prompt_cache_mb,
     )
 

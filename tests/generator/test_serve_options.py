@@ -25,7 +25,7 @@ def option(argv: list[str], name: str) -> str:
     "tuning",
     [
         ServerTuning(),
-        ServerTuning(threads=3, batch=128, flash_attention=True, prompt_cache_mb=256),
+        ServerTuning(threads=3, batch=128, flash_attention=True, prompt_cache_mb=256, prompt_logits=True),
         ServerTuning(threads=1, batch=2048, flash_attention=False, prompt_cache_mb=0),
     ],
 )
@@ -60,10 +60,11 @@ def test_a_waiting_request_never_interrupts_a_running_one() -> None:
     assert option(argv_for(ServerTuning()), "--interrupt_requests") == "False"
 
 
-def test_the_server_keeps_no_logits_for_the_prompts_tokens() -> None:
+def test_the_server_keeps_no_logits_for_the_prompts_tokens_unless_asked() -> None:
     """llama-cpp-python's server keeps every prompt token's logits unless told not to: a third slower reading, and
     prompt-cache states of hundreds of MB."""
     assert option(argv_for(ServerTuning()), "--logits_all") == "False"
+    assert option(argv_for(ServerTuning(prompt_logits=True)), "--logits_all") == "True"
 
 
 @pytest.mark.model
