@@ -37,7 +37,8 @@ class ServerTuning:
     # the product never asks for): llama.cpp then computes the vocabulary's 151,936 scores for each token read, numpy
     # copies them into a table of n_ctx rows, and each prompt-cache state copies that table again. Reading 900 tokens
     # with the 0.5B on one AVX2 thread: 94 tokens/s without them, 63 with; saving a state 0.1 s against 1.7 (74 MB
-    # against 521), loading it 0.1 against 3.8.
+    # against 521), loading it 0.1 against 3.8. The 1.5B on two threads without a prompt cache read about as fast
+    # either way (benchmarks/README.md, "Prompt logits").
     prompt_logits: bool = False
     # Saved model states keyed by their prompt, so a prompt that shares a prefix with any earlier one (not only
     # the last) resumes from it: the system prompt and worked example are read once per server, whatever runs between.
