@@ -48,6 +48,7 @@ from verifier.bottom_line import closest_pmid, retrieved_abstracts, vote_relevan
 from verifier.consensus import CONSENSUS_ABSTRACTS  # noqa: E402
 from verifier.yes_no_sets import YesNoQuestion  # noqa: E402
 from webapp.corpus import engines  # noqa: E402
+from webapp.ops.management.commands.evaluate import answers_index_root  # noqa: E402
 
 
 def _standardised(values: np.ndarray) -> np.ndarray:
@@ -105,7 +106,7 @@ def main() -> None:
     )
     started = time.perf_counter()
     [(_name, corpus, questions, index)] = set_indexes(
-        sets, split="dev", index_root=settings.VAR_DIR / "eval" / "answers", embedder=engines.embedder(), write=print
+        sets, split="dev", index_root=answers_index_root(), embedder=engines.embedder(), write=print
     )
     try:
         right, asked = count_choices(questions, index, print)

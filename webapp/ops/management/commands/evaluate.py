@@ -238,7 +238,7 @@ class Command(BaseCommand):
             return evaluate_answers(
                 sets,
                 limit=options["limit"],
-                index_root=settings.VAR_DIR / "eval" / "answers",
+                index_root=answers_index_root(),
                 embedder=engines.embedder(),
                 retrieval=HybridSettings(),
                 verifier=answer_verifier(pipeline),
@@ -397,6 +397,12 @@ def answer_sets(options: dict[str, Any]) -> AnswerSets:
         corpus=tuple(options["corpus"]),
         pubmedqa_extra=options["pubmedqa_extra"],
     )
+
+
+def answers_index_root() -> Path:
+    """Where `evaluate answers`, `fit_bottom_line` and benchmarks/reading_target.py build the sets' indexes: one
+    folder, so each reuses what another built for the same records."""
+    return Path(settings.VAR_DIR) / "eval" / "answers"
 
 
 def run_model(options: dict[str, Any], pipeline: PipelineSettings, *, answer_limit: int) -> AnsweringModel:

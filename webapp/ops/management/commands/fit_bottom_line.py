@@ -24,7 +24,12 @@ from generator.model_files import MODELS, ModelFileError
 from indexer.hybrid import HybridSettings
 from verifier.bottom_line_fit import fit_rule_on_dev
 from webapp.corpus import engines
-from webapp.ops.management.commands.evaluate import answer_sets, pipeline_with_verifier, run_model
+from webapp.ops.management.commands.evaluate import (
+    answer_sets,
+    answers_index_root,
+    pipeline_with_verifier,
+    run_model,
+)
 from webapp.qa.verification import answer_verifier
 
 
@@ -64,7 +69,7 @@ class Command(BaseCommand):
         try:
             rule, report = fit_rule_on_dev(
                 answer_sets(options),
-                index_root=settings.VAR_DIR / "eval" / "answers",
+                index_root=answers_index_root(),
                 embedder=engines.embedder(),
                 retrieval=HybridSettings(),
                 verifier=answer_verifier(pipeline),
