@@ -246,6 +246,14 @@
   ];
   let consensusShown = "";
 
+  // What the consensus read, as the exports say it (webapp/qa/consensus_export.py, `read_phrase`): the first
+  // abstracts retrieved and, when fusion ranked it below them, the one the search found closest to the question.
+  function consensusReadPhrase(consensus) {
+    const first = consensus.closest_read ? consensus.read - 1 : consensus.read;
+    const phrase = "the first " + first + (first === 1 ? " abstract" : " abstracts") + " retrieved";
+    return consensus.closest_read ? phrase + " and the one the search found closest to the question" : phrase;
+  }
+
   function renderConsensus(data) {
     const section = document.getElementById("consensus");
     const consensus = data.consensus;
@@ -256,8 +264,7 @@
     section.hidden = !consensus || consensus.claim === null;
     if (section.hidden) return;
     document.getElementById("consensus-claim").textContent =
-      "Checked as the claim “" + consensus.claim + "” against the first " + consensus.read +
-      (consensus.read === 1 ? " abstract" : " abstracts") + " retrieved.";
+      "Checked as the claim “" + consensus.claim + "” against " + consensusReadPhrase(consensus) + ".";
     const meter = document.getElementById("consensus-meter");
     meter.replaceChildren();
     const sources = window.VeriMedBadges.sourcesByPmid(data);

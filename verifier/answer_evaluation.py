@@ -50,7 +50,7 @@ from generator.yes_no_reading import YesNoReader
 from indexer.base import Embedder
 from indexer.evaluation import read_corpus
 from indexer.evaluation_index import EvaluationIndex, build_evaluation_index
-from indexer.hybrid import HybridSettings
+from indexer.hybrid import HybridSettings, candidates_settings, dense_closest
 from verifier.bottom_line import (
     BOTTOM_LINES,
     GOLD_READING,
@@ -68,7 +68,7 @@ from verifier.bottom_line import (
     vote_relevance,
 )
 from verifier.claim_rewriting import is_yes_no_question, yes_no_claim
-from verifier.consensus import CONSENSUS_ABSTRACTS, answer_stance, claim_consensus
+from verifier.consensus import answer_stance, claim_consensus, pmids_to_read
 from verifier.verify import AnswerVerifier, CitedAbstract
 from verifier.yes_no_sets import (
     BIOASQ,
@@ -129,9 +129,18 @@ def read_question(
 ) -> QuestionReading:
     """The product's reading of `question`; with `read_model`, also the answer LLM's of the closest abstract."""
     started = time.perf_counter()
-    hits = index_search(question.text, index=index, embedder=embedder, retrieval=retrieval)
+    # Every fused candidate, as the product's retrieve stage asks: the first `top_k` are its sources, and the dense
+    # leg's closest among the rest is read too (`pmids_to_read`).
+    candidates = index_search(question.text, index=index, embedder=embedder, retrieval=candidates_settings(retrieval))
     claim = yes_no_claim(question.text)
-    read = hits[:CONSENSUS_ABSTRACTS]
+    by_pmid = {hit.pmid: hit for hit in candidates}
+    closest = dense_closest(candidates)
+    read = [
+        by_pmid[pmid]
+        for pmid in pmids_to_read(
+            [hit.pmid for hit in candidates[: retrieval.top_k]], closest.pmid if closest else None
+        )
+    ]
     abstracts = [
         CitedAbstract(pmid=hit.pmid, title=index.articles[hit.pmid].title, abstract=index.articles[hit.pmid].abstract)
         for hit in read
@@ -148,7 +157,7 @@ def read_question(
     return QuestionReading(
         question=question,
         claim=claim,
-        retrieved=tuple(hit.pmid for hit in hits),
+        retrieved=tuple(hit.pmid for hit in read),
         votes=votes,
         seconds=time.perf_counter() - started,
         model_reading=model_reading,

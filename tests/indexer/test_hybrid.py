@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from indexer.base import NO_FILTERS, FusedHit, Hit, SearchFilters
 from indexer.chunking import Chunker
 from indexer.embedder import SentenceTransformerEmbedder
-from indexer.hybrid import HybridSettings, fuse, hybrid_search, min_max
+from indexer.hybrid import HybridSettings, candidates_settings, dense_closest, fuse, hybrid_search, min_max
 from indexer.qdrant_edge_index import QdrantEdgeIndex
 from indexer.records import ArticleRecord
 from indexer.tantivy_index import TantivyIndex
@@ -394,3 +394,41 @@ def test_rrf_mode_runs_over_real_indexes(
 
     assert results[0].pmid == "1004"
     assert results[0].score == pytest.approx(0.7 / 61 + 0.3 / 61)
+
+
+def fused(pmid: str, semantic_score: float, *, dense: bool = True) -> FusedHit:
+    return FusedHit(
+        pmid=pmid,
+        score=0.5,
+        lexical_score=0.5,
+        semantic_score=semantic_score,
+        lexical_raw=3.0,
+        semantic_raw=semantic_score if dense else None,
+    )
+
+
+def test_the_dense_closest_is_the_highest_semantic_score_and_the_earlier_ranked_on_a_tie() -> None:
+    ranked = [fused("a", 0.4), fused("b", 0.9), fused("c", 0.9), fused("d", 0.0, dense=False)]
+
+    assert dense_closest(ranked) == ranked[1]
+    assert dense_closest([fused("d", 0.0, dense=False)]) is None, "the dense leg returned none of them"
+    assert dense_closest([]) is None
+
+
+def test_the_candidates_start_with_the_narrower_search_and_hold_the_dense_legs_closest(
+    indexes: tuple[TantivyIndex, QdrantEdgeIndex], embedder: SentenceTransformerEmbedder
+) -> None:
+    lexical, vectors = indexes
+    query = "Does warfarin prevent stroke in atrial fibrillation?"
+    narrow = HybridSettings(top_k=2)
+    candidates = hybrid_search(
+        query, lexical=lexical, vectors=vectors, embedder=embedder, settings=candidates_settings(narrow)
+    )
+
+    assert candidates_settings(narrow).top_k == narrow.candidates_per_leg
+    assert candidates[:2] == search(query, indexes, embedder, top_k=2)
+    assert len(candidates) == len(ABSTRACTS), "every article is a candidate of the dense leg at least"
+    closest = dense_closest(candidates)
+    assert closest is not None
+    assert closest.pmid == search(query, indexes, embedder, mode="semantic")[0].pmid == "1003"
+    assert closest.semantic_score == 1.0

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from verifier.base import Classification, ClassifierOptions, EvidenceFinderOptions
-from verifier.consensus import SPEAKING_MINIMUM, claim_consensus
+from verifier.consensus import CONSENSUS_ABSTRACTS, SPEAKING_MINIMUM, claim_consensus, pmids_to_read
 from verifier.fake_classifier import fake_classification
 from verifier.registry import build_claim_classifier, build_evidence_finder
 from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT, UNCLEAR
@@ -90,3 +90,12 @@ def test_no_abstracts_make_an_empty_consensus(fake_verifier: AnswerVerifier) -> 
     consensus = claim_consensus(fake_verifier, CLAIM, [])
     assert consensus.verdicts == ()
     assert consensus.speaking == 0
+
+
+def test_the_abstracts_read_are_the_first_ten_and_the_dense_closest_when_ranked_below_them() -> None:
+    ranked = [str(rank) for rank in range(1, 15)]
+
+    assert pmids_to_read(ranked, "13") == [*ranked[:CONSENSUS_ABSTRACTS], "13"]
+    assert pmids_to_read(ranked, "4") == ranked[:CONSENSUS_ABSTRACTS], "among the first ten: read once"
+    assert pmids_to_read(ranked, None) == ranked[:CONSENSUS_ABSTRACTS]
+    assert pmids_to_read(ranked[:3], "99") == ["1", "2", "3", "99"]

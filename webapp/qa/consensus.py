@@ -36,6 +36,7 @@ from verifier.consensus import (
     Consensus,
     answer_stance,
     claim_consensus,
+    pmids_to_read,
 )
 from verifier.verify import AnswerVerifier, CitedAbstract
 from webapp.corpus.models import Article
@@ -47,11 +48,18 @@ CONSENSUS_KEYS = {label: label.lower() for label in CONSENSUS_LABELS}
 
 
 def consensus_json(
-    consensus: Consensus, bottom_line: BottomLine | None = None, **bottom_line_facts: Any
+    consensus: Consensus,
+    bottom_line: BottomLine | None = None,
+    *,
+    closest_read: str | None = None,
+    **bottom_line_facts: Any,
 ) -> dict[str, Any]:
+    """`closest_read` names the abstract read beyond the first retrieved: the candidate the dense search found closest
+    to the question, which fusion ranked below them (`verifier.consensus.pmids_to_read`)."""
     stored = {
         "claim": consensus.claim,
         "read": len(consensus.verdicts),
+        "closest_read": closest_read,
         **{key: consensus.count(label) for label, key in CONSENSUS_KEYS.items()},
         "pmids": {key: list(consensus.pmids(label)) for label, key in CONSENSUS_KEYS.items()},
         "speaking_minimum": SPEAKING_MINIMUM,
@@ -136,10 +144,11 @@ def question_consensus(
         read_model = None  # the rule does not weigh the reading: it is never asked for
     if claim is None and read_model is None:
         return None
-    semantic_scores = dict(
-        question.retrieved.order_by("rank").values_list("pmid", "semantic_score")[:CONSENSUS_ABSTRACTS]
-    )
-    pmids = list(semantic_scores)
+    ranked = dict(question.retrieved.order_by("rank").values_list("pmid", "semantic_score"))
+    closest = question.closest_candidate or {}
+    pmids = pmids_to_read(list(ranked), closest.get("pmid"))
+    # The closest candidate's score is on the stored sources' scale: the same search normalised both.
+    semantic_scores = {pmid: ranked.get(pmid, closest.get("semantic_score")) for pmid in pmids}
     articles = Article.objects.only("pmid", "title", "abstract", "retraction_status").in_bulk(pmids, field_name="pmid")
     # An article removed from the corpus since retrieval (a deletion file) has nothing left to read.
     abstracts = [
@@ -155,6 +164,8 @@ def question_consensus(
         pmid for pmid, article in articles.items() if article.retraction_status == Article.Retraction.RETRACTED
     }
     relevance = vote_relevance({abstract.pmid: semantic_scores[abstract.pmid] for abstract in abstracts})
+    first = set(list(ranked)[:CONSENSUS_ABSTRACTS])
+    closest_read = next((abstract.pmid for abstract in abstracts if abstract.pmid not in first), None)
     if claim is None:
         assert read_model is not None  # returned above otherwise
         retrieved = retrieved_abstracts(
@@ -169,7 +180,9 @@ def question_consensus(
         model_reading, failed = _model_reading(read_model, question, votes, abstracts)
     bottom_line = decide_bottom_line(votes, rule, stance=stance, model_reading=model_reading)
     model_weight = rule.model_weight if model_reading is not None else 0.0
-    return consensus_json(consensus, bottom_line, model_weight=model_weight, model_reading_failed=failed)
+    return consensus_json(
+        consensus, bottom_line, closest_read=closest_read, model_weight=model_weight, model_reading_failed=failed
+    )
 
 
 def model_alone_consensus(

@@ -47,6 +47,14 @@ class ExportedConsensus:
     read: int
     groups: tuple[ConsensusGroup, ...]  # support, contradict, no evidence, unclear
     speaking_minimum: int
+    closest_read: bool = False  # one of those read is the closest candidate, ranked below the first retrieved
+
+    @property
+    def read_phrase(self) -> str:
+        """What was read, as the page says it (static/verimed.js, `consensusReadPhrase`)."""
+        first = self.read - 1 if self.closest_read else self.read
+        phrase = f"the first {first} abstract{'' if first == 1 else 's'} retrieved"
+        return phrase + " and the one the search found closest to the question" if self.closest_read else phrase
 
     @property
     def speaking(self) -> int:
@@ -88,6 +96,7 @@ def exported_consensus(stored: Mapping[str, Any] | None, articles: Mapping[str, 
     return ExportedConsensus(
         claim=str(stored["claim"]),
         read=int(stored["read"]),
+        closest_read=bool(stored.get("closest_read")),
         groups=tuple(groups),
         speaking_minimum=int(stored["speaking_minimum"]),
     )
@@ -101,7 +110,7 @@ def consensus_markdown(
         return []
     counts = [group.phrase for group in consensus.groups]
     lines = ["", "## Consensus", "", f"Checked as the claim: *{escape(consensus.claim)}*", ""]
-    lines += [f"Of the first {consensus.read} abstracts retrieved, {', '.join(counts[:-1])} and {counts[-1]}.", ""]
+    lines += [f"Of {consensus.read_phrase}, {', '.join(counts[:-1])} and {counts[-1]}.", ""]
     for group in consensus.groups:
         papers = ", ".join(
             escape(label(paper.pmid)) + (f" ({escape('; '.join(paper.notes))})" if paper.notes else "")

@@ -58,6 +58,13 @@ class Question(models.Model):
         help_text="for a yes/no question, the verifier's verdicts on its claim against the first retrieved abstracts "
         "(webapp/qa/consensus.py); null for other questions, before verification, or when it could not be made",
     )
+    closest_candidate = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="the PubMed candidate the dense search found closest to the question ({pmid, semantic_score}), "
+        "wherever fusion ranked it: a yes/no question's consensus reads it beside the first retrieved; null before "
+        "retrieval or when the dense leg returned nothing",
+    )
     citation_notes = models.JSONField(
         default=list, help_text="citations repaired (a slip of 1-2 digits) or unmatched (never linked)"
     )

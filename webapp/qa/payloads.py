@@ -277,7 +277,18 @@ class ConsensusPayload(TypedDict):
         ),
     ]
     read: Annotated[
-        int, Doc(f"Abstracts read: the first {CONSENSUS_ABSTRACTS} retrieved (fewer when fewer were retrieved).")
+        int,
+        Doc(
+            f"Abstracts read: the first {CONSENSUS_ABSTRACTS} retrieved (fewer when fewer were retrieved), and one "
+            "more when `closest_read` names it."
+        ),
+    ]
+    closest_read: Annotated[
+        str | None,
+        Doc(
+            "The PMID read beyond the first retrieved: the candidate the dense search found closest to the question, "
+            "which the fused ranking put below them; null when it is among them."
+        ),
     ]
     support: Annotated[int, Doc("Abstracts that support the claim.")]
     contradict: Annotated[int, Doc("Abstracts that contradict it.")]

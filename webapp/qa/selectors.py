@@ -70,7 +70,8 @@ def _consensus(stored: dict[str, Any] | None) -> ConsensusPayload | None:
     bottom_line = stored.get("bottom_line")
     if bottom_line is not None:  # stored before the LLM's reading existed: it had none
         bottom_line = {"model_reading": None, "model_reading_failed": False, "model_alone": False, **bottom_line}
-    return cast(ConsensusPayload, {**stored, "bottom_line": bottom_line})
+    # A consensus stored before the closest candidate was read beside the first retrieved read none.
+    return cast(ConsensusPayload, {"closest_read": None, **stored, "bottom_line": bottom_line})
 
 
 def question_payload(question: Question, *, viewer_id: int | None = None) -> QuestionPayload:

@@ -8,9 +8,10 @@ paper's status changes (retracted years later) without its text changing, which 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from indexer.base import FusedHit
-from indexer.hybrid import hybrid_search
+from indexer.hybrid import candidates_settings, dense_closest, hybrid_search
 from indexer.study_design import article_study_design, design_strength
 from webapp.corpus import engines
 from webapp.corpus.models import Article
@@ -21,19 +22,36 @@ from webapp.qa.pipeline import PipelineSettings
 MAX_FETCH = 100
 
 
+@dataclass(frozen=True)
+class FoundSources:
+    hits: list[FusedHit]  # the question's sources, ranked
+    # The PubMed candidate the dense search found closest to the question, not retracted, wherever fusion ranked it
+    # (`indexer.hybrid.dense_closest`): a yes/no question's consensus reads it beside the first sources. None when
+    # PubMed was not searched or the dense leg returned nothing.
+    closest: FusedHit | None
+
+
 def sources_search(*, query: str, pipeline: PipelineSettings, owner_id: int | None = None) -> list[FusedHit]:
     """A question's sources as the retrieve stage finds them: the hybrid search with its settings, then screened;
     with `sources` naming the library, the pages of `owner_id`'s own library too (none without an owner)."""
+    return found_sources(query=query, pipeline=pipeline, owner_id=owner_id).hits
+
+
+def found_sources(*, query: str, pipeline: PipelineSettings, owner_id: int | None = None) -> FoundSources:
+    """`sources_search`'s sources, and the PubMed candidate the dense search found closest. One search gives both:
+    it returns every fused candidate (`candidates_settings`), whose first `top_k` are the narrower search's hits."""
     scope, top_k = pipeline.filters.sources, pipeline.retrieval.top_k
-    pubmed = (
-        []
-        if scope == "library"
-        else screened_hits(query=query, hits=_search(query, pipeline, top_k=top_k), pipeline=pipeline)
-    )
+    pubmed: list[FusedHit] = []
+    closest = None
+    if scope != "library":
+        candidates = _search(query, pipeline, top_k=candidates_settings(pipeline.retrieval).top_k)
+        pubmed = screened_hits(query=query, hits=candidates[:top_k], pipeline=pipeline)
+        retracted = retracted_pmids(pmids=[hit.pmid for hit in candidates])
+        closest = dense_closest([hit for hit in candidates if hit.pmid not in retracted])
     if scope == "pubmed" or owner_id is None:
-        return pubmed
+        return FoundSources(hits=pubmed, closest=closest)
     library = library_search(query=query, owner_id=owner_id, settings=pipeline.retrieval, top_k=top_k)
-    return taking_turns(pubmed, library)[:top_k]
+    return FoundSources(hits=taking_turns(pubmed, library)[:top_k], closest=closest)
 
 
 def taking_turns(first: Sequence[FusedHit], second: Sequence[FusedHit]) -> list[FusedHit]:

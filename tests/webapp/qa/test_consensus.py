@@ -135,6 +135,48 @@ def test_each_vote_weighs_by_how_close_the_dense_search_found_its_abstract(fake_
     assert flat["bottom_line"]["no_pmids"] == [CONTRADICTING]
 
 
+def test_the_candidate_the_dense_search_found_closest_is_read_beyond_the_first_ten(
+    fake_verifier: None, role_users: dict[str, User], researcher_client: Client
+) -> None:
+    """Fusion ranked it 12th (`BEYOND[1]`), so only the retrieve stage's closest candidate brings it in: it is read and
+    votes, and the stored consensus and the export say what was read."""
+    question = _answered(role_users[RESEARCHER])
+    # The same search scored the sources: the dense leg's closest has the top normalised score wherever it ranks.
+    question.retrieved.filter(pmid=BEYOND[1]).update(semantic_score=1.0)
+    Question.objects.filter(pk=question.pk).update(closest_candidate={"pmid": BEYOND[1], "semantic_score": 1.0})
+    verify.question_verify(question_id=question.pk)
+    consensus = Question.objects.get(pk=question.pk).consensus
+
+    assert consensus["read"] == CONSENSUS_ABSTRACTS + 1
+    assert consensus["closest_read"] == BEYOND[1]
+    assert consensus["pmids"]["support"] == [SUPPORTING, BEYOND[1]]
+    assert BEYOND[0] not in consensus["verdicts"], "the other abstracts ranked after the first ten are not read"
+    assert BEYOND[1] in consensus["bottom_line"]["yes_pmids"], "it votes"
+    by_relevance = question_consensus(
+        question=Question.objects.get(pk=question.pk),
+        verifier=answer_verifier(default_pipeline_settings()),
+        rule=BottomLineRule(rank_decay=1.0, unclear_weight=1.0, minimum_weight=0.1, majority=0.6, relevance_power=2),
+    )
+    assert by_relevance is not None
+    weights = by_relevance["bottom_line"]["weights"]
+    assert weights[BEYOND[1]] > 0 == weights.get(SUPPORTING, 0), "its dense score is the highest of those read"
+    markdown = researcher_client.get(f"/questions/{question.pk}/export.md").content.decode()
+    assert (
+        "Of the first 10 abstracts retrieved and the one the search found closest to the question, 2 support it, "
+        "1 contradicts it, 8 say nothing about it and 0 are unclear." in markdown
+    )
+
+
+def test_a_closest_candidate_among_the_first_ten_is_read_once(fake_verifier: None) -> None:
+    question = _answered(None)
+    Question.objects.filter(pk=question.pk).update(closest_candidate={"pmid": SILENT, "semantic_score": 1.0})
+    verify.question_verify(question_id=question.pk)
+    consensus = Question.objects.get(pk=question.pk).consensus
+
+    assert consensus["read"] == CONSENSUS_ABSTRACTS
+    assert consensus["closest_read"] is None
+
+
 # The LLM's reading alone decides under this rule: it outweighs any abstract's vote.
 READ_BY_MODEL = BottomLineRule(
     rank_decay=1.0, unclear_weight=1.0, minimum_weight=0.1, majority=0.6, model_weight=5.0, model_cut=0.0

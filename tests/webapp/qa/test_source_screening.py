@@ -130,6 +130,12 @@ def test_a_retracted_paper_is_not_retrieved_unless_the_question_includes_it(
     retrieve.question_retrieve(question_id=included.pk)
 
     assert list(left_out.retrieved.values_list("pmid", flat=True)) == ["10000002"]
+    left_out.refresh_from_db()
+    included.refresh_from_db()
+    assert left_out.closest_candidate is not None
+    assert left_out.closest_candidate["pmid"] == "10000002", "a retracted paper is never the closest candidate"
+    assert included.closest_candidate is not None
+    assert included.closest_candidate["pmid"] == "10000002", "nor when the question includes retracted papers"
     payload = selectors.question_payload(selectors.question_get(question_id=included.pk))
     first = payload["retrieved"][0]
     assert (first["pmid"], first["rank"]) == ("10000001", 1)

@@ -11,7 +11,7 @@ from webapp.corpus import engines
 from webapp.corpus.services.background_embedding import semantic_coverage
 from webapp.qa.models import Question, RetrievedDocument
 from webapp.qa.services.stages import stage_enter, stage_pipeline, stage_record_timing
-from webapp.qa.source_screening import sources_search
+from webapp.qa.source_screening import found_sources
 
 
 def question_retrieve(*, question_id: int) -> None:
@@ -19,7 +19,7 @@ def question_retrieve(*, question_id: int) -> None:
     pipeline = stage_pipeline(question)
     started = time.perf_counter()
     # Retracted out, designs ordered; the asker's own library too when the question's settings say so.
-    hits = sources_search(query=question.text, pipeline=pipeline, owner_id=question.user_id)
+    found = found_sources(query=question.text, pipeline=pipeline, owner_id=question.user_id)
     with transaction.atomic():
         question.retrieved.all().delete()  # a retried task starts this stage over
         RetrievedDocument.objects.bulk_create(
@@ -34,9 +34,14 @@ def question_retrieve(*, question_id: int) -> None:
                 semantic_raw=hit.semantic_raw,
                 rerank_score=hit.rerank_score,
             )
-            for rank, hit in enumerate(hits, start=1)
+            for rank, hit in enumerate(found.hits, start=1)
         )
         stage_record_timing(question, "retrieval", started)
         question.models_used = {**question.models_used, "embedding": engines.embedder().model_id}
         question.semantic_coverage = semantic_coverage().share
-        question.save(update_fields=["timings_ms", "models_used", "semantic_coverage", "updated_at"])
+        question.closest_candidate = (
+            {"pmid": found.closest.pmid, "semantic_score": found.closest.semantic_score} if found.closest else None
+        )
+        question.save(
+            update_fields=["timings_ms", "models_used", "semantic_coverage", "closest_candidate", "updated_at"]
+        )
