@@ -8,12 +8,16 @@ its own, so a choice is right when it picks that one. Compared here, on the same
 (the product's hybrid search over the same index, PQA-L and the benchmark corpora; it is built, or reused, under
 `var/eval/answers`), for PubMedQA's dev questions only (PQA-L outside the official test ids, and the extra
 PubMedQA-style items; the test split is never read):
-- `dense`: the closest by the dense search's score (what the product reads);
+- `dense`: the closest by the dense search's score among the abstracts the consensus reads: the first ten fused and
+  the dense leg's closest candidate when fusion ranked it below them (`verifier.consensus.pmids_to_read`; what the
+  product reads since 2026-11-29);
+- `dense_first_ten`: the closest by the dense score among the first ten fused alone (what the product read before);
 - `fused_first`: the first of the fused ranking;
 - `reranker`: the highest score of the trained reranker (`indexer/models/verimed-minilm-reranker`, the search
   setting `rerank`'s model), title and abstract against the question;
 - `dense_and_reranker`: the highest sum of the two scores, each standardised over the ten.
-`own_not_in_ten` counts the questions whose own abstract is not among the ten, which no choice among them can mend.
+`own_not_read` counts the questions whose own abstract is not among those read (the ten and the closest candidate),
+which no choice among them can mend; `own_not_in_ten` those whose own abstract is not among the first ten fused.
 Prints a table and writes JSON. No language model runs.
 """
 
@@ -41,11 +45,12 @@ django.setup()
 from django.conf import settings  # noqa: E402
 
 from generator.evaluation import index_search  # noqa: E402
+from indexer.base import FusedHit  # noqa: E402
 from indexer.evaluation_index import EvaluationIndex  # noqa: E402
-from indexer.hybrid import HybridSettings  # noqa: E402
+from indexer.hybrid import HybridSettings, candidates_settings, dense_closest  # noqa: E402
 from verifier.answer_evaluation import AnswerSets, set_indexes, wilson_interval  # noqa: E402
 from verifier.bottom_line import closest_pmid, retrieved_abstracts, vote_relevance  # noqa: E402
-from verifier.consensus import CONSENSUS_ABSTRACTS  # noqa: E402
+from verifier.consensus import CONSENSUS_ABSTRACTS, pmids_to_read  # noqa: E402
 from verifier.yes_no_sets import YesNoQuestion  # noqa: E402
 from webapp.corpus import engines  # noqa: E402
 from webapp.ops.management.commands.evaluate import answers_index_root  # noqa: E402
@@ -64,6 +69,11 @@ ALTERNATIVES: dict[str, Callable[[np.ndarray, np.ndarray], int]] = {
 }
 
 
+def _closest(read: Sequence[FusedHit]) -> str | None:
+    relevance = vote_relevance({hit.pmid: hit.semantic_score for hit in read})
+    return closest_pmid(retrieved_abstracts([hit.pmid for hit in read], relevance=relevance))
+
+
 def count_choices(
     questions: Sequence[YesNoQuestion], index: EvaluationIndex, write: Callable[[str], None]
 ) -> tuple[Counter[str], int]:
@@ -76,14 +86,22 @@ def count_choices(
         asked += 1
         if asked % 50 == 0:
             write(f"  {asked} questions")
-        hits = index_search(question.text, index=index, embedder=embedder, retrieval=HybridSettings())
-        read = hits[:CONSENSUS_ABSTRACTS]
+        candidates = index_search(
+            question.text, index=index, embedder=embedder, retrieval=candidates_settings(HybridSettings())
+        )
+        first_ten = candidates[:CONSENSUS_ABSTRACTS]
+        right["own_not_in_ten"] += not {hit.pmid for hit in first_ten} & set(question.own_pmids)
+        right["dense_first_ten"] += _closest(first_ten) in question.own_pmids
+        closest = dense_closest(candidates)
+        by_pmid = {hit.pmid: hit for hit in candidates}
+        read = [
+            by_pmid[pmid] for pmid in pmids_to_read([hit.pmid for hit in first_ten], closest.pmid if closest else None)
+        ]
         pmids = [hit.pmid for hit in read]
         if not set(pmids) & set(question.own_pmids):
-            right["own_not_in_ten"] += 1
+            right["own_not_read"] += 1
             continue
-        relevance = vote_relevance({hit.pmid: hit.semantic_score for hit in read})
-        right["dense"] += closest_pmid(retrieved_abstracts(pmids, relevance=relevance)) in question.own_pmids
+        right["dense"] += _closest(read) in question.own_pmids
         dense = np.array([hit.semantic_score or 0.0 for hit in read], dtype=np.float64)
         texts = [f"{index.articles[pmid].title} {index.articles[pmid].abstract}".strip() for pmid in pmids]
         scores = np.asarray(reranker.score(question.text, texts), dtype=np.float64)
@@ -115,7 +133,7 @@ def main() -> None:
     rows = {}
     print(f"\nPubMedQA dev questions with an own abstract: {asked} ({corpus})")
     print(f"{'choice':20s} {'own picked':>10s} {'share':>6s}  95% CI")
-    for name in ("dense", *ALTERNATIVES, "own_not_in_ten"):
+    for name in ("dense", "dense_first_ten", *ALTERNATIVES, "own_not_read", "own_not_in_ten"):
         low, high = wilson_interval(right[name], asked)
         rows[name] = {"count": right[name], "share": right[name] / asked, "ci95": [low, high]}
         print(f"{name:20s} {right[name]:10d} {right[name] / asked:6.3f}  {low:.3f}-{high:.3f}")
