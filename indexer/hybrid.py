@@ -166,7 +166,7 @@ def dense_closest(hits: list[FusedHit]) -> FusedHit | None:
     """The hit the dense leg found closest to the query (the highest semantic score; the earlier ranked on a tie), or
     None when the dense leg returned none of them. Over `candidates_settings`' list it is the dense leg's first: on
     PubMedQA-kind dev questions, whose abstracts have no title for BM25 to match, that is the question's own abstract
-    for 91% of them, against 78% for the closest among the first ten fused (benchmarks/README.md, "The bottom line")."""
+    for 91% of them, against 80% for the closest among the first ten fused (benchmarks/README.md, "The bottom line")."""
     scored = [hit for hit in hits if hit.semantic_raw is not None]  # None: the dense leg did not return it
     return max(scored, key=lambda hit: hit.semantic_score, default=None)
 

@@ -550,7 +550,7 @@ def closest_pmid(retrieved: Sequence[Retrieved]) -> str | None:
     """The abstract the answer LLM reads for the bottom line: the one the dense search found closest to the question
     among those read, the earlier ranked on a tie; a retracted paper is never read. None when nothing is left to
     read. Since the consensus reads the dense leg's closest candidate too (`verifier.consensus.pmids_to_read`), it is
-    the question's own abstract for 0.91 of PubMedQA-kind dev questions (0.78 among the first ten fused alone, 0.20
+    the question's own abstract for 0.91 of PubMedQA-kind dev questions (0.80 among the first ten fused alone, 0.20
     for the first-ranked: benchmarks/README.md, "The bottom line")."""
     readable = [abstract for abstract in retrieved if not abstract.retracted]
     if not readable:
