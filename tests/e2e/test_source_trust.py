@@ -126,7 +126,12 @@ def test_a_retracted_source_its_badges_and_the_consensus_meter(stack: RunningSta
     data = question_json(page, stack)["consensus"]
     assert data["claim"] == "Velnoraxin reduces migraine frequency."
     assert set(TITLES) <= set(data["verdicts"]), "the first retrieved abstracts are read, cited or not"
-    assert data["support"] + data["contradict"] + data["no_evidence"] + data["unclear"] == data["read"] <= 10
+    # At most ten retrieved, and the dense search's closest candidate when fusion ranked it below them.
+    assert data["support"] + data["contradict"] + data["no_evidence"] + data["unclear"] == data["read"]
+    assert data["read"] <= 10 + (data["closest_read"] is not None)
+    expect(page.locator("#consensus-claim")).to_contain_text(
+        "and the one the search found closest to the question" if data["closest_read"] else " abstracts retrieved."
+    )
     _assert_bottom_line_first(page, data)
     expect(page.locator("#consensus-claim")).to_contain_text("Velnoraxin reduces migraine frequency.")
     names = {"support": "Support", "contradict": "Contradict", "no_evidence": "No evidence", "unclear": "Unclear"}

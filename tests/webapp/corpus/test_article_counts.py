@@ -5,8 +5,6 @@ revising, embedding and deleting, through the sink ingestion and the embedding s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pytest
 from django.db import connection
 from django.test import Client
@@ -19,6 +17,7 @@ from webapp.corpus.services.articles import DatabaseArticleSink
 from webapp.corpus.services.background_embedding import semantic_coverage
 from webapp.qa.pipeline import PipelineSettings
 from webapp.qa.services import admission, retrieve
+from webapp.qa.source_screening import FoundSources
 
 pytestmark = pytest.mark.django_db
 
@@ -102,15 +101,16 @@ def test_figures_lost_with_a_flushed_table_are_counted_again_once() -> None:
 class _Search:
     """The retrieve stage's search, answered from the stored articles (its ranking is tested in tests/webapp/qa)."""
 
-    def __call__(self, *, query: str, pipeline: PipelineSettings, owner_id: int | None = None) -> Sequence[FusedHit]:
+    def __call__(self, *, query: str, pipeline: PipelineSettings, owner_id: int | None = None) -> FoundSources:
         pmids = Article.objects.order_by("pmid").values_list("pmid", flat=True)
-        return [FusedHit(pmid, 1 / rank, 1.0, 0.0, None, None) for rank, pmid in enumerate(pmids, start=1)]
+        hits = [FusedHit(pmid, 1 / rank, 1.0, 0.0, None, None) for rank, pmid in enumerate(pmids, start=1)]
+        return FoundSources(hits=hits, closest=None)
 
 
 def test_a_questions_retrieval_and_page_show_the_coverage_without_counting_the_articles(
     monkeypatch: pytest.MonkeyPatch, site_admin_client: Client
 ) -> None:
-    monkeypatch.setattr(retrieve, "sources_search", _Search())
+    monkeypatch.setattr(retrieve, "found_sources", _Search())
     sink = DatabaseArticleSink()
     sink.save([_record("1"), _record("2"), _record("3")], source="a.xml")
     sink.mark_embedded(["1", "2"])
