@@ -47,10 +47,10 @@ from django.conf import settings  # noqa: E402
 from generator.evaluation import index_search  # noqa: E402
 from indexer.base import FusedHit  # noqa: E402
 from indexer.evaluation_index import EvaluationIndex  # noqa: E402
-from indexer.hybrid import HybridSettings, candidates_settings, dense_closest  # noqa: E402
+from indexer.hybrid import HybridSettings, candidates_settings  # noqa: E402
 from verifier.answer_evaluation import AnswerSets, set_indexes, wilson_interval  # noqa: E402
 from verifier.bottom_line import closest_pmid, retrieved_abstracts, vote_relevance  # noqa: E402
-from verifier.consensus import CONSENSUS_ABSTRACTS, pmids_to_read  # noqa: E402
+from verifier.consensus import CONSENSUS_ABSTRACTS, hits_to_read  # noqa: E402
 from verifier.yes_no_sets import YesNoQuestion  # noqa: E402
 from webapp.corpus import engines  # noqa: E402
 from webapp.ops.management.commands.evaluate import answers_index_root  # noqa: E402
@@ -92,11 +92,7 @@ def count_choices(
         first_ten = candidates[:CONSENSUS_ABSTRACTS]
         right["own_not_in_ten"] += not {hit.pmid for hit in first_ten} & set(question.own_pmids)
         right["dense_first_ten"] += _closest(first_ten) in question.own_pmids
-        closest = dense_closest(candidates)
-        by_pmid = {hit.pmid: hit for hit in candidates}
-        read = [
-            by_pmid[pmid] for pmid in pmids_to_read([hit.pmid for hit in first_ten], closest.pmid if closest else None)
-        ]
+        read = hits_to_read(candidates, top_k=CONSENSUS_ABSTRACTS)
         pmids = [hit.pmid for hit in read]
         if not set(pmids) & set(question.own_pmids):
             right["own_not_read"] += 1

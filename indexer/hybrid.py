@@ -6,6 +6,7 @@ reciprocal-rank fusion, which ignores the scores' scales altogether.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
@@ -162,7 +163,7 @@ def candidates_settings(settings: HybridSettings) -> HybridSettings:
     return settings.model_copy(update={"top_k": max(settings.top_k, settings.candidates_per_leg)})
 
 
-def dense_closest(hits: list[FusedHit]) -> FusedHit | None:
+def dense_closest(hits: Sequence[FusedHit]) -> FusedHit | None:
     """The hit the dense leg found closest to the query (the highest semantic score; the earlier ranked on a tie), or
     None when the dense leg returned none of them. Over `candidates_settings`' list it is the dense leg's first: on
     PubMedQA-kind dev questions, whose abstracts have no title for BM25 to match, that is the question's own abstract

@@ -50,7 +50,7 @@ from generator.yes_no_reading import YesNoReader
 from indexer.base import Embedder
 from indexer.evaluation import read_corpus
 from indexer.evaluation_index import EvaluationIndex, build_evaluation_index
-from indexer.hybrid import HybridSettings, candidates_settings, dense_closest
+from indexer.hybrid import HybridSettings, candidates_settings
 from verifier.bottom_line import (
     BOTTOM_LINES,
     GOLD_READING,
@@ -68,7 +68,7 @@ from verifier.bottom_line import (
     vote_relevance,
 )
 from verifier.claim_rewriting import is_yes_no_question, yes_no_claim
-from verifier.consensus import answer_stance, claim_consensus, pmids_to_read
+from verifier.consensus import answer_stance, claim_consensus, hits_to_read
 from verifier.verify import AnswerVerifier, CitedAbstract
 from verifier.yes_no_sets import (
     BIOASQ,
@@ -130,17 +130,10 @@ def read_question(
     """The product's reading of `question`; with `read_model`, also the answer LLM's of the closest abstract."""
     started = time.perf_counter()
     # Every fused candidate, as the product's retrieve stage asks: the first `top_k` are its sources, and the dense
-    # leg's closest among the rest is read too (`pmids_to_read`).
+    # leg's closest among the rest is read too (`hits_to_read`).
     candidates = index_search(question.text, index=index, embedder=embedder, retrieval=candidates_settings(retrieval))
     claim = yes_no_claim(question.text)
-    by_pmid = {hit.pmid: hit for hit in candidates}
-    closest = dense_closest(candidates)
-    read = [
-        by_pmid[pmid]
-        for pmid in pmids_to_read(
-            [hit.pmid for hit in candidates[: retrieval.top_k]], closest.pmid if closest else None
-        )
-    ]
+    read = hits_to_read(candidates, top_k=retrieval.top_k)
     abstracts = [
         CitedAbstract(pmid=hit.pmid, title=index.articles[hit.pmid].title, abstract=index.articles[hit.pmid].abstract)
         for hit in read

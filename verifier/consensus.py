@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from generator.claims import Claim
+from indexer.base import FusedHit
+from indexer.hybrid import dense_closest
 from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT, UNCLEAR
 from verifier.verify import AnswerVerifier, CitedAbstract
 
@@ -34,6 +36,15 @@ def pmids_to_read(ranked: Sequence[str], closest: str | None) -> list[str]:
     among the fused ten for only 85% (benchmarks/README.md, "The bottom line")."""
     read = list(ranked[:CONSENSUS_ABSTRACTS])
     return [*read, closest] if closest is not None and closest not in read else read
+
+
+def hits_to_read(candidates: Sequence[FusedHit], *, top_k: int) -> list[FusedHit]:
+    """`pmids_to_read` over one search's fused candidates (`indexer.hybrid.candidates_settings`), whose first `top_k`
+    are the sources: the hits the consensus reads, as the evaluation and the benchmarks read them."""
+    closest = dense_closest(candidates)
+    by_pmid = {hit.pmid: hit for hit in candidates}
+    ranked = [hit.pmid for hit in candidates[:top_k]]
+    return [by_pmid[pmid] for pmid in pmids_to_read(ranked, closest.pmid if closest else None)]
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 
 import pytest
 
+from indexer.base import FusedHit
 from verifier.base import Classification, ClassifierOptions, EvidenceFinderOptions
-from verifier.consensus import CONSENSUS_ABSTRACTS, SPEAKING_MINIMUM, claim_consensus, pmids_to_read
+from verifier.consensus import CONSENSUS_ABSTRACTS, SPEAKING_MINIMUM, claim_consensus, hits_to_read, pmids_to_read
 from verifier.fake_classifier import fake_classification
 from verifier.registry import build_claim_classifier, build_evidence_finder
 from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT, UNCLEAR
@@ -99,3 +100,16 @@ def test_the_abstracts_read_are_the_first_ten_and_the_dense_closest_when_ranked_
     assert pmids_to_read(ranked, "4") == ranked[:CONSENSUS_ABSTRACTS], "among the first ten: read once"
     assert pmids_to_read(ranked, None) == ranked[:CONSENSUS_ABSTRACTS]
     assert pmids_to_read(ranked[:3], "99") == ["1", "2", "3", "99"]
+
+
+def test_the_hits_read_are_the_first_sources_and_the_candidate_with_the_highest_dense_score() -> None:
+    def candidate(rank: int, semantic: float) -> FusedHit:
+        return FusedHit(str(rank), 1 / rank, 1.0, semantic, 2.0, semantic)
+
+    candidates = [candidate(rank, 0.1 * (rank == 13) + 0.05) for rank in range(1, 20)]
+
+    read = hits_to_read(candidates, top_k=3)
+
+    assert [hit.pmid for hit in read] == ["1", "2", "3", "13"]
+    assert read[-1] is candidates[12], "the candidate itself, with its scores"
+    assert hits_to_read(candidates[:12], top_k=3) == candidates[:3], "a tie: the earlier ranked, already a source"
