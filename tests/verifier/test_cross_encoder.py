@@ -24,7 +24,8 @@ def verifier() -> CrossEncoderVerifier:
 
 def test_the_committed_weights_are_fp16_and_small_enough() -> None:
     weights = MODEL / "model.safetensors"
-    assert weights.stat().st_size < 100 * 1024 * 1024
+    # The default is mpnet (110M parameters): 219 MB in fp16, 438 MB in fp32.
+    assert weights.stat().st_size < 250 * 1024 * 1024
     with safe_open(str(weights), framework="pt") as handle:
         first = next(iter(handle.keys()))
         assert str(handle.get_tensor(first).dtype) == "torch.float16"

@@ -95,7 +95,8 @@ def test_the_defaults_are_the_embedded_profile(bare_environment: pytest.MonkeyPa
     assert config.deployment.production is False
     assert config.engines.qdrant_api_key is None
     assert config.generation.max_tokens == 1225
-    assert config.verification.verifier_model == str(BASE_DIR / "verifier" / "models" / "verimed-minilm-verifier")
+    assert config.verification.verifier_model == str(BASE_DIR / "verifier" / "models" / "verimed-mpnet-verifier")
+    assert config.verification.verifier_precision == "auto"
 
 
 def test_values_parse_as_django_environ_parsed_them(bare_environment: pytest.MonkeyPatch, tmp_path: Path) -> None:

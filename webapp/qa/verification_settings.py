@@ -29,7 +29,7 @@ class VerificationSettings(BaseModel, frozen=True):
         "tests only",
     )
     verifier_model: str = site_setting(
-        str(_MODELS / "verimed-minilm-verifier"),
+        str(_MODELS / "verimed-mpnet-verifier"),
         "VERIMED_VERIFIER_MODEL",
         "any HF sequence-classification checkpoint, path or hub id",
     )
@@ -48,7 +48,7 @@ class VerificationSettings(BaseModel, frozen=True):
     evidence_sentences: int = Field(3, ge=1, le=10, description="Evidence sentences the verifier reads per citation.")
     max_length: int = Field(256, ge=32, le=4096, description="Tokens the cross-encoder reads per pair.")
     verifier_precision: Literal["fp32", "bf16", "auto"] = site_setting(
-        "fp32",
+        "auto",
         "VERIMED_VERIFIER_PRECISION",
         "the cross-encoder's arithmetic: `fp32`, `bf16` (autocast: 3.8x the pairs a second for mpnet on an "
         "AVX512-BF16 CPU; emulated, and not measured, on others) or `auto` (bf16 where the CPU has AVX512-BF16 or AMX)",
