@@ -68,7 +68,13 @@ def test_entry_points_exist(compose: dict[str, Any]) -> None:
     assert (REPO / "webapp" / "wsgi.py").exists()
     for name in (*WORKERS, "beat"):
         assert compose["services"][name]["command"][:3] == ["celery", "-A", "webapp"]
-    assert compose["services"]["web"]["ports"] == ["8000:8000"]
+
+
+def test_the_app_port_is_published_on_loopback_only_for_the_tls_proxy(compose: dict[str, Any]) -> None:
+    published = [service for service in compose["services"].values() if "ports" in service]
+
+    assert published == [compose["services"]["web"]]
+    assert compose["services"]["web"]["ports"] == ["127.0.0.1:8000:8000"]
 
 
 def test_the_app_talks_to_vllm_in_the_fine_tuned_models_own_format(compose: dict[str, Any]) -> None:

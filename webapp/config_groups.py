@@ -8,10 +8,20 @@ A field is read from the variable its `validation_alias` names; its `description
 from __future__ import annotations
 
 from collections.abc import Callable
+from ipaddress import ip_network
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    IPvAnyNetwork,
+    ValidationInfo,
+    field_validator,
+)
 
 from generator.base import ServerKind
 from webapp.qa.verification_settings import comma_separated
@@ -61,6 +71,15 @@ class DeploymentConfig(_Group):
         "overridable by its `DJANGO_*` variable); refuses the embedded `DJANGO_SECRET_KEY`",
     )
     log_level: LogLevel = Field("INFO", validation_alias="VERIMED_LOG_LEVEL", description="the root logger's level")
+    trusted_proxies: Annotated[list[IPvAnyNetwork], BeforeValidator(comma_separated)] = Field(
+        [ip_network("127.0.0.1"), ip_network("::1")],
+        validation_alias="VERIMED_TRUSTED_PROXIES",
+        description="addresses or networks (`10.0.0.0/8`), comma-separated, of the TLS proxy in front: only a request "
+        "whose connection comes from one of them has its `X-Forwarded-For` believed (where `DJANGO_BEHIND_TLS_PROXY` "
+        "is on); any other is counted by its own address, so a client that reaches the app directly cannot pick a "
+        "new address for every sign-in try",
+        json_schema_extra={"shown_default": "`127.0.0.1,::1`"},
+    )
 
 
 class PathsConfig(_Group):

@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from webapp.accounts.client_address import forwarded_client_address, socket_client_address
 from webapp.accounts.roles import RESEARCHER, REVIEWER
+from webapp.config_groups import DeploymentConfig
 
 PASSWORD = "a-long-test-password"  # role_users' password
 LOCKED_OUT = "Too many failed sign-ins for this account from your address. Try again in 15 minutes."
@@ -141,13 +142,23 @@ def test_a_limit_of_zero_turns_the_lockout_off(settings: Settings, role_users: d
     assert not AccessAttempt.objects.exists()
 
 
+PROXY = "10.0.0.1"
+
+
+@pytest.fixture
+def proxy_in_front(settings: Settings) -> None:
+    """Production's choice behind the TLS proxy at PROXY (DJANGO_BEHIND_TLS_PROXY, VERIMED_TRUSTED_PROXIES)."""
+    settings.AXES_CLIENT_IP_CALLABLE = "webapp.accounts.client_address.forwarded_client_address"
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_TRUSTED_PROXIES=f"{PROXY},192.0.2.128/25")
+
+
 def _via_proxy(forwarded_for: str) -> Client:
     """A client whose every request comes from the proxy, with the X-Forwarded-For it passes on."""
-    return Client(REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=forwarded_for)
+    return Client(REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR=forwarded_for)
 
 
-def test_behind_the_proxy_only_the_address_it_appended_counts(settings: Settings, role_users: dict[str, User]) -> None:
-    settings.AXES_CLIENT_IP_CALLABLE = "webapp.accounts.client_address.forwarded_client_address"
+@pytest.mark.usefixtures("proxy_in_front")
+def test_behind_the_proxy_only_the_address_it_appended_counts(role_users: dict[str, User]) -> None:
     username = role_users[RESEARCHER].username
     # A guesser forges a new first entry for every try; the proxy appends the address it really saw.
     for forged in range(5):
@@ -157,20 +168,45 @@ def test_behind_the_proxy_only_the_address_it_appended_counts(settings: Settings
     assert _sign_in(_via_proxy("203.0.113.8"), username, PASSWORD) == 302
 
 
+@pytest.mark.usefixtures("proxy_in_front")
+def test_a_client_that_reaches_the_app_past_the_proxy_cannot_pick_a_new_address_for_every_try(
+    role_users: dict[str, User],
+) -> None:
+    username = role_users[RESEARCHER].username
+    for forged in range(5):
+        _sign_in(Client(REMOTE_ADDR="198.51.100.9", HTTP_X_FORWARDED_FOR=f"203.0.113.{forged}"), username, "wrong")
+
+    direct = Client(REMOTE_ADDR="198.51.100.9", HTTP_X_FORWARDED_FOR="203.0.113.200")
+    assert _sign_in(direct, username, PASSWORD) == 429
+    assert (
+        _token(APIClient(REMOTE_ADDR="198.51.100.9", HTTP_X_FORWARDED_FOR="203.0.113.201"), username, PASSWORD) == 429
+    )
+
+
+@pytest.mark.usefixtures("proxy_in_front")
 @pytest.mark.parametrize(
-    ("forwarded_for", "expected"),
+    ("peer", "forwarded_for", "expected"),
     [
-        ("203.0.113.7", "203.0.113.7"),
-        ("198.51.100.1, 203.0.113.7", "203.0.113.7"),
-        ("198.51.100.1,2001:db8::1", "2001:db8::1"),
-        ("", "10.0.0.1"),  # no header: the socket's peer
-        ("203.0.113.7, not-an-address", "10.0.0.1"),
+        (PROXY, "203.0.113.7", "203.0.113.7"),
+        (PROXY, "198.51.100.1, 203.0.113.7", "203.0.113.7"),
+        (PROXY, "198.51.100.1,2001:db8::1", "2001:db8::1"),
+        (PROXY, "", PROXY),  # no header: the socket's peer
+        (PROXY, "203.0.113.7, not-an-address", PROXY),
+        ("192.0.2.200", "203.0.113.7", "203.0.113.7"),  # a proxy inside a trusted network
+        # Not the proxy: the header is the client's own word.
+        ("198.51.100.9", "203.0.113.7", "198.51.100.9"),
+        ("192.0.2.1", "203.0.113.7", "192.0.2.1"),  # beside the trusted network, not in it
+        ("2001:db8::9", "203.0.113.7", "2001:db8::9"),
     ],
 )
-def test_the_forwarded_address_is_the_last_entry_or_else_the_socket_peer(forwarded_for: str, expected: str) -> None:
-    request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=forwarded_for)
+def test_the_forwarded_address_counts_only_from_a_trusted_proxy(peer: str, forwarded_for: str, expected: str) -> None:
+    request = RequestFactory().get("/", REMOTE_ADDR=peer, HTTP_X_FORWARDED_FOR=forwarded_for)
 
     assert forwarded_client_address(request) == expected
+
+
+def test_only_the_loopback_proxy_is_trusted_by_default() -> None:
+    assert [str(network) for network in DeploymentConfig().trusted_proxies] == ["127.0.0.1/32", "::1/128"]
 
 
 def test_without_the_proxy_the_forwarded_header_is_the_clients_word_and_ignored() -> None:
