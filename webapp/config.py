@@ -46,6 +46,11 @@ ADAPTER_VARIABLES = (
     "VERIMED_EVIDENCE_FINDER",
 )
 TEST_FAKE = "fake"
+# The key the embedded profile signs with (public: it is in this file), and the placeholder .env.example ships.
+EMBEDDED_SECRET_KEY = "verimed-embedded-default-not-for-production"
+PLACEHOLDER_SECRET_KEYS = frozenset({EMBEDDED_SECRET_KEY, "change-me-to-a-long-random-string"})
+# Django's own `check --deploy` (security.W009) calls a key shorter than this weak.
+MIN_SECRET_KEY_CHARS = 50
 
 
 class _GroupedVariables(EnvSettingsSource):
@@ -155,6 +160,30 @@ def config_from_environment() -> VerimedConfig:
         raise ImproperlyConfigured(f"invalid settings in the environment:\n{_problems(error)}") from None
     _refuse_test_fakes_in_production(config)
     return config
+
+
+def refuse_weak_secret_key(key: str, *, production: bool) -> None:
+    """Stop a production start-up whose DJANGO_SECRET_KEY is unset, a placeholder that ships with the code, or short.
+
+    Sessions, CSRF tokens and password-reset links are signed with the key: a public or guessable one lets anyone forge
+    them. Raises ImproperlyConfigured saying why, never the key itself (start-up errors end up in logs).
+    """
+    if not production:
+        return
+    advice = "set it to a long random string, e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    if not key or key == EMBEDDED_SECRET_KEY:
+        raise ImproperlyConfigured(
+            f"VERIMED_PRODUCTION is on but DJANGO_SECRET_KEY is unset or the embedded default: {advice}"
+        )
+    if key in PLACEHOLDER_SECRET_KEYS:
+        raise ImproperlyConfigured(
+            f"VERIMED_PRODUCTION is on but DJANGO_SECRET_KEY is .env.example's placeholder: {advice}"
+        )
+    if len(key) < MIN_SECRET_KEY_CHARS:
+        raise ImproperlyConfigured(
+            f"VERIMED_PRODUCTION is on but DJANGO_SECRET_KEY has {len(key)} characters, fewer than "
+            f"{MIN_SECRET_KEY_CHARS}: {advice}"
+        )
 
 
 def _refuse_test_fakes_in_production(config: VerimedConfig) -> None:

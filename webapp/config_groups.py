@@ -68,7 +68,8 @@ class DeploymentConfig(_Group):
         False,
         validation_alias="VERIMED_PRODUCTION",
         description="the docker-compose profile: secure cookies, HTTPS redirect, HSTS, TLS proxy headers (each "
-        "overridable by its `DJANGO_*` variable); refuses the embedded `DJANGO_SECRET_KEY`",
+        "overridable by its `DJANGO_*` variable); refuses a `DJANGO_SECRET_KEY` that is unset, the embedded default, "
+        "`.env.example`'s placeholder or shorter than 50 characters",
     )
     log_level: LogLevel = Field("INFO", validation_alias="VERIMED_LOG_LEVEL", description="the root logger's level")
     trusted_proxies: Annotated[list[IPvAnyNetwork], BeforeValidator(comma_separated)] = Field(

