@@ -17,6 +17,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/password_change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/password_change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
+    path("", include("webapp.accounts.urls")),
     path("api/", include("webapp.api.urls")),
     path("review/", include("webapp.review.urls")),
     path("index/", include("webapp.corpus.urls")),

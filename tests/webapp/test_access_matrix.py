@@ -71,8 +71,14 @@ EXPECTED: Final[dict[str, list[Case]]] = {
     "accounts/logout/": [_post(LOGIN, LOGIN, LOGIN, LOGIN)],  # signs out, then shows the sign-in page
     "accounts/password_change/": [_get(LOGIN, 200, 200, 200), _post(LOGIN, 200, 200, 200)],
     "accounts/password_change/done/": [_get(LOGIN, 200, 200, 200)],
+    # Each signed-in person's own API token, whatever their role.
+    "accounts/api-token/": [_get(LOGIN, 200, 200, 200)],
+    "accounts/api-token/new": [_post(LOGIN, 200, 200, 200)],
+    "accounts/api-token/revoke": [_post(LOGIN, 302, 302, 302)],
     # The API: 401 without credentials, 403 without the role, 404 for what the caller may not see.
     "api/v1/auth/token": [_post(400, 400, 400, 400)],  # public: it takes a username and password
+    "api/v1/auth/token/rotate": [_post(401, 200, 200, 200)],  # the caller's own token
+    "api/v1/auth/token/revoke": [_post(401, 204, 204, 204)],
     "api/v1/questions": [API_READ, _post(401, 400, 400, 400)],
     "api/v1/questions/<int:question_id>": [API_READ, _get(401, 404, 200, 200, variant="other")],
     "api/v1/questions/<int:question_id>/cancel": [

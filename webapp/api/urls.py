@@ -13,6 +13,8 @@ from webapp.api import deep_check_views, docs, library_views, views, watch_views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("v1/auth/token", views.TokenView.as_view(), name="api-token"),
+    path("v1/auth/token/rotate", views.TokenRotateView.as_view(), name="api-token-rotate"),
+    path("v1/auth/token/revoke", views.TokenRevokeView.as_view(), name="api-token-revoke"),
     path("v1/questions", views.QuestionListView.as_view(), name="api-questions"),
     path("v1/questions/<int:question_id>", views.QuestionDetailView.as_view(), name="api-question"),
     path("v1/questions/<int:question_id>/cancel", views.QuestionCancelView.as_view(), name="api-question-cancel"),

@@ -18,11 +18,13 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.generics import GenericAPIView
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webapp.accounts import sign_in_limit
+from webapp.accounts.api_tokens import api_token_revoke, api_token_rotate
 from webapp.accounts.roles import AnyUser
 from webapp.api.permissions import RESEARCHER_ONLY
 from webapp.api.serializers import articles, common, flags, question_detail, questions
@@ -53,7 +55,9 @@ def _query(serializer_class: type[drf_serializers.Serializer], request: Request)
     post=extend_schema(
         summary="Exchange a username and password for an API token",
         description="Send the token on every other call as the header `Authorization: Token <token>`. "
-        "The same token is returned until it is deleted; `manage.py api_token USERNAME` prints it too.",
+        "The same token is returned until it is rotated (`POST /api/v1/auth/token/rotate`, or the site's API token "
+        "page) or revoked (`POST /api/v1/auth/token/revoke`, the site's page, or a change of password); "
+        "`manage.py api_token USERNAME` prints it too.",
         request=AuthTokenSerializer,
         responses={
             200: common.TokenSerializer,
@@ -87,6 +91,35 @@ class TokenView(ObtainAuthToken):
         sign_in_limit.sign_in_succeeded(request, user)
         token, _ = Token.objects.get_or_create(user=user)
         return Response({"token": token.key})
+
+
+class TokenRotateView(APIView):
+    """A new token for the caller (by token or session); the one sent stops working at once."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Replace your API token with a new one",
+        request=None,
+        responses={200: common.TokenSerializer, 401: common.DetailSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        return Response({"token": api_token_rotate(user=request.user).key})
+
+
+class TokenRevokeView(APIView):
+    """Delete the caller's token: calls that send it are refused from then on."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Revoke your API token",
+        request=None,
+        responses={204: None, 401: common.DetailSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        api_token_revoke(user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 def _followable_parent(user: AnyUser, question_id: int | None) -> Question | None:

@@ -56,8 +56,8 @@ def test_the_schema_is_public_and_requires_a_token_for_the_api(client: Client) -
         (path, method, operation) for path, methods in schema["paths"].items() for method, operation in methods.items()
     ]
     # 4 of them for watched answers: watch, unwatch, notifications, mark read; 3 for the deep check: run, read, stop;
-    # 1 to ask a failed question again; 4 for the library: list, upload, read, delete
-    assert len(operations) == 21
+    # 1 to ask a failed question again; 4 for the library: list, upload, read, delete; 2 for the token: rotate, revoke
+    assert len(operations) == 23
     for path, method, operation in operations:
         if path == "/api/v1/auth/token":
             assert "security" not in operation  # the one call made before having a token
