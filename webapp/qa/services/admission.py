@@ -119,6 +119,17 @@ def _model_actions_check(user: AbstractBaseUser | AnonymousUser | None) -> None:
     )
 
 
+def _hold_person(user: AbstractBaseUser | AnonymousUser | None) -> None:
+    """Lock the person's row until the enclosing transaction ends, so one person's admissions take turns.
+
+    Each hourly limit counts rows and then inserts one: without the lock, requests sent in parallel all count the
+    same rows and all pass, past the limit (the library upload holds the same lock for its room check). Call inside
+    a transaction, before counting. SQLite takes no row locks, but it lets only one transaction write at a time.
+    """
+    if isinstance(user, User):
+        list(User.objects.select_for_update().filter(pk=user.pk).values_list("pk"))
+
+
 def question_rate_check(*, user: AbstractBaseUser | AnonymousUser | None) -> None:
     """Raise QuestionRateLimitedError when `user` may not ask now (a follow-up's rewrite checks before model time)."""
     _rate_check(user)
@@ -132,14 +143,16 @@ def model_work_admit(
     inside the transaction that stores the work: a refusal raises (QuestionRateLimitedError, QueueFullError) before
     anything is stored, and a rollback un-records it. Returns the recorded action's id (None for no signed-in
     person), for `model_work_withdraw` when the work could not be queued after all."""
-    _model_actions_check(user)
-    if queued:
-        _queue_check()
-    if not isinstance(user, User):
-        return None
-    # Rows past the window count for nothing any more: each person's are cleared as they add one.
-    ModelAction.objects.filter(user=user, created_at__lte=timezone.now() - WINDOW).delete()
-    return int(ModelAction.objects.create(user=user, kind=kind).pk)
+    with transaction.atomic():  # a savepoint in the caller's transaction: the lock lasts until that one ends
+        _hold_person(user)
+        _model_actions_check(user)
+        if queued:
+            _queue_check()
+        if not isinstance(user, User):
+            return None
+        # Rows past the window count for nothing any more: each person's are cleared as they add one.
+        ModelAction.objects.filter(user=user, created_at__lte=timezone.now() - WINDOW).delete()
+        return int(ModelAction.objects.create(user=user, kind=kind).pk)
 
 
 def model_work_withdraw(*, action_id: int | None) -> None:
@@ -175,10 +188,6 @@ def question_create(
     """Store a question with the settings it will be answered with; the site's defaults fill what is not given. A
     follow-up of `parent` joins its thread and searches as `parent` did, unless given other search settings."""
     cleaned = question_validate(text=text)
-    _rate_check(user)
-    _model_actions_check(user)
-    if enqueue:
-        _queue_check()
     if parent is not None:
         filters = filters or _stored_or_none(RetrievalFilters, parent.settings.get("filters"))
         retrieval = retrieval or _stored_or_none(HybridSettings, parent.settings.get("retrieval"))
@@ -187,15 +196,21 @@ def question_create(
         pipeline = pipeline.model_copy(update={"filters": filters})
     if retrieval is not None:
         pipeline = pipeline.model_copy(update={"retrieval": retrieval})
-    question = Question.objects.create(
-        text=cleaned,
-        user=user if isinstance(user, User) else None,
-        settings=pipeline.model_dump(mode="json"),
-        parent=parent,
-        thread_id=None if parent is None else parent.thread_id or parent.pk,
-    )
-    if enqueue:
-        transaction.on_commit(lambda: question_enqueue(question_id=question.pk))
+    with transaction.atomic():
+        _hold_person(user)  # the counts below and the row they count go in together
+        _rate_check(user)
+        _model_actions_check(user)
+        if enqueue:
+            _queue_check()
+        question = Question.objects.create(
+            text=cleaned,
+            user=user if isinstance(user, User) else None,
+            settings=pipeline.model_dump(mode="json"),
+            parent=parent,
+            thread_id=None if parent is None else parent.thread_id or parent.pk,
+        )
+        if enqueue:
+            transaction.on_commit(lambda: question_enqueue(question_id=question.pk))
     return question
 
 
