@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from indexer.full_text import FullText, FullTextError
-from indexer.jats import read_jats
+from indexer.jats import MAX_JATS_BYTES, read_jats
 from indexer.pdf_text import HEADER_WINDOW, read_pdf
 
 Kind = Literal["pdf", "jats"]
@@ -42,7 +42,9 @@ def read_full_text(data: bytes, *, max_bytes: int, max_pages: int, max_seconds: 
     if kind == "pdf":
         article = read_pdf(data, max_bytes=max_bytes, max_pages=max_pages, max_seconds=max_seconds)
         return ReadFile(kind=kind, article=article)
-    return ReadFile(kind=kind, article=read_jats(data, max_bytes=max_bytes))
+    # `max_bytes` is the upload's cap, sized for PDFs with figures; XML has no figures, and parsing a large tree is
+    # what costs, so JATS keeps its own, lower cap whatever the upload's is.
+    return ReadFile(kind=kind, article=read_jats(data, max_bytes=min(max_bytes, MAX_JATS_BYTES)))
 
 
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (

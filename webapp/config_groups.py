@@ -328,8 +328,9 @@ class LimitsConfig(_Group):
         100,
         ge=0,
         validation_alias="VERIMED_MAX_QUEUED_QUESTIONS",
-        description="questions and deep checks queued or running at once before new model work (a question, a "
-        'follow-up\'s rewrite, a deep check, a re-check) is refused with "busy, try again" (0: no limit)',
+        description="questions, deep checks and library documents being indexed, queued or running at once, before "
+        "new work (a question, a follow-up's rewrite, a deep check, a re-check, a library upload or indexing) is "
+        'refused with "busy, try again" (0: no limit)',
     )
     upload_max_bytes: int = Field(
         200 * 1024 * 1024,
@@ -361,6 +362,14 @@ class LimitsConfig(_Group):
         ge=0,
         validation_alias="VERIMED_LIBRARY_MAX_BYTES",
         description="bytes of files one researcher's library may hold, all documents together (1 GiB; 0: no limit)",
+    )
+    library_actions_per_hour: int = Field(
+        30,
+        ge=0,
+        validation_alias="VERIMED_LIBRARY_ACTIONS_PER_HOUR",
+        description="library work one researcher may start in any hour, each of these counting one: a file uploaded "
+        "(read, whether kept or refused; the same file again is free), an indexing queued again (0: no limit); past "
+        "it the page and the API answer 429",
     )
     login_failure_limit: int = Field(
         5,

@@ -16,6 +16,7 @@ from webapp.api.permissions import RESEARCHER_ONLY
 from webapp.api.serializers import common, library
 from webapp.library import selectors, services
 from webapp.library.access import document_or_404
+from webapp.library.admission import DocumentRefusedError
 from webapp.library.models import Document
 from webapp.library.uploads import UploadOutcome, uploads_from
 
@@ -44,9 +45,9 @@ class DocumentListView(GenericAPIView):
         description="Each `file` part is read on its own: a refused file costs the others nothing and leaves no "
         "trace. The same bytes uploaded again return the document already there. Limits: "
         "`VERIMED_LIBRARY_FILE_MAX_BYTES`, `VERIMED_LIBRARY_MAX_PAGES`, `VERIMED_LIBRARY_MAX_DOCUMENTS`, "
-        "`VERIMED_LIBRARY_MAX_BYTES` (docs/configuration.md). The status is 201 when a file was added, 200 when all "
-        "were there already, and a refusal's own status (400 unreadable, 413 too large, 403 library full) when "
-        "every file was refused.",
+        "`VERIMED_LIBRARY_MAX_BYTES`, `VERIMED_LIBRARY_ACTIONS_PER_HOUR` (docs/configuration.md). The status is 201 "
+        "when a file was added, 200 when all were there already, and a refusal's own status (400 unreadable, 413 too "
+        "large, 403 library full, 429 hourly limit, 503 site busy) when every file was refused.",
         request={"multipart/form-data": library.DocumentUploadSerializer},
         responses={
             200: library.UploadResultsSerializer,
@@ -58,6 +59,16 @@ class DocumentListView(GenericAPIView):
                 "also lists each file's `results`.",
             ),
             413: library.UploadResultsSerializer,
+            429: OpenApiResponse(
+                library.UploadResultsSerializer,
+                description="`VERIMED_LIBRARY_ACTIONS_PER_HOUR` uploads and indexings in the last hour; `Retry-After` "
+                "says how many seconds to wait.",
+            ),
+            503: OpenApiResponse(
+                library.UploadResultsSerializer,
+                description="The site is busy (`VERIMED_MAX_QUEUED_QUESTIONS` questions, deep checks and library "
+                "documents waiting); try again in a minute.",
+            ),
         },
     )
     def post(self, request: Request) -> Response:
@@ -69,7 +80,11 @@ class DocumentListView(GenericAPIView):
         results = [_result(outcome, request) for outcome in outcomes]
         accepted = [outcome for outcome in outcomes if outcome.refusal is None]
         if not accepted:
-            return Response({"detail": outcomes[0].refusal, "results": results}, status=outcomes[0].http_status)
+            first = outcomes[0]
+            retry_after = {} if first.retry_after_seconds is None else {"Retry-After": str(first.retry_after_seconds)}
+            return Response(
+                {"detail": first.refusal, "results": results}, status=first.http_status, headers=retry_after
+            )
         code = status.HTTP_201_CREATED if any(outcome.created for outcome in accepted) else status.HTTP_200_OK
         return Response({"results": results}, status=code)
 
@@ -114,6 +129,6 @@ class DocumentDetailView(GenericAPIView):
     def delete(self, request: Request, document_id: int) -> Response:
         try:
             services.document_delete(document=_own_document(request, document_id))
-        except services.DocumentRefusedError as exc:
+        except DocumentRefusedError as exc:
             return Response({"detail": str(exc)}, status=exc.http_status)
         return Response(status=status.HTTP_204_NO_CONTENT)

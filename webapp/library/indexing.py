@@ -12,8 +12,19 @@ from indexer.library_records import library_add, library_remove, passage_index_i
 from webapp.corpus.engines import embedder
 from webapp.library.engines import library_lexical_index, library_vector_index
 from webapp.library.models import Document, Passage
+from webapp.task_locks import running_alone
 
 logger = logging.getLogger(__name__)
+
+
+def document_index_queued(*, document_id: int) -> None:
+    """The indexing task's work: `document_index`, once. A copy of the task that arrives while another runs, or after
+    the document was indexed (a redelivery, a second "Index again"), does nothing: every run embeds every passage."""
+    with running_alone(f"library-document-index-{document_id}") as alone:
+        if not alone or Document.objects.filter(pk=document_id, indexed_at__isnull=False).exists():
+            logger.info("document %s: indexed or being indexed; this copy of its task does nothing", document_id)
+            return
+        document_index(document_id=document_id)
 
 
 def document_index(*, document_id: int) -> None:

@@ -34,6 +34,9 @@ class Document(models.Model):
     index_error = models.TextField(blank=True)
     # Set by a deletion: hidden from every page and search at once, removed from both legs, then from the database.
     deleting = models.BooleanField(default=False)
+    # When its indexing task was last queued: its place in the queue valve and in line beside questions, and when a
+    # task that never ran counts as lost (then it may be queued again).
+    index_queued_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
@@ -73,3 +76,24 @@ class Passage(models.Model):
 
     def __str__(self) -> str:
         return f"passage {self.ordinal} of document {self.document_id}"
+
+
+class LibraryAction(models.Model):
+    """Work a researcher asked of the library: a file read (an upload attempt) or an indexing queued. Counted against
+    `VERIMED_LIBRARY_ACTIONS_PER_HOUR`; a row of its own, since a refused upload leaves no document and a document
+    deleted since must still count."""
+
+    class Kind(models.TextChoices):
+        UPLOAD = "upload", "an upload"
+        INDEX = "index", "an indexing"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, related_name="+", on_delete=models.CASCADE)
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["owner", "created_at"], name="library_action_owner_created")]
+
+    def __str__(self) -> str:
+        return f"{self.owner_id} started {self.get_kind_display()} at {self.created_at:%Y-%m-%d %H:%M}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db.models import Count, QuerySet, Sum
 
 from webapp.accounts.roles import AnyUser
@@ -22,6 +24,14 @@ def library_usage(*, owner_id: int | None) -> tuple[int, int]:
         return 0, 0
     held = Document.objects.filter(owner_id=owner_id).aggregate(count=Count("pk"), size=Sum("byte_size"))
     return held["count"], held["size"] or 0
+
+
+def documents_awaiting_index(*, queued_since: datetime) -> QuerySet[Document]:
+    """Documents whose indexing is queued or running (queued since `queued_since`: one queued before is lost): work
+    the embed workers do, which the queue valve counts beside questions."""
+    return Document.objects.filter(
+        indexed_at__isnull=True, deleting=False, index_error="", index_queued_at__gte=queued_since
+    )
 
 
 def passages_of_document(*, document: Document) -> QuerySet[Passage]:

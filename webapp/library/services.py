@@ -9,32 +9,27 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
 
 from indexer.full_text import FullTextError
 from indexer.full_text_files import read_full_text
 from indexer.library_passages import passages_of
 from webapp.accounts.roles import AnyUser
 from webapp.corpus.models import Article
-from webapp.library.models import Document, DocumentFile, Passage
-from webapp.library.selectors import library_usage
+from webapp.library.admission import DocumentRefusedError, library_room_check, library_work_admit, size_in_words
+from webapp.library.models import Document, DocumentFile, LibraryAction, Passage
 from webapp.task_publishing import task_publish_or_record
 
 # A file is read while its upload request waits, and the web server ends a request at 60 s (gunicorn's --timeout in
 # the stack and docker-compose.yml): a PDF still being read by then (OCR of a long scan) is refused with that reason
 # rather than cut off with a bare error.
 READING_SECONDS = 45.0
-
-
-class DocumentRefusedError(Exception):
-    """An upload refused, with the reason for the uploader and the HTTP status that says what kind of refusal."""
-
-    def __init__(self, message: str, *, http_status: int = 400) -> None:
-        super().__init__(message)
-        self.http_status = http_status
 
 
 @dataclass(frozen=True)
@@ -56,6 +51,9 @@ def document_upload(*, owner: AnyUser, filename: str, data: bytes) -> Upload:
     known = Document.objects.filter(owner__pk=owner_pk, sha256=digest).first()
     if known is not None:
         return _known(known, filename)
+    # The hourly limit, the room left and the queue valve before the read (up to READING_SECONDS of this web worker's
+    # time, OCR included): a full library or a busy site costs no read. Room is checked again once the file is read.
+    library_work_admit(owner_pk=owner_pk, kind=LibraryAction.Kind.UPLOAD, adding_bytes=len(data))
     try:
         read = read_full_text(
             data,
@@ -74,7 +72,7 @@ def document_upload(*, owner: AnyUser, filename: str, data: bytes) -> Upload:
         known = Document.objects.filter(owner__pk=owner_pk, sha256=digest).first()  # the same file, uploaded meanwhile
         if known is not None:
             return _known(known, filename)
-        _check_room(owner_pk=owner_pk, adding=len(data))
+        library_room_check(owner_pk=owner_pk, adding=len(data))
         document = Document.objects.create(
             owner_id=owner_pk,
             kind=read.kind,
@@ -87,6 +85,7 @@ def document_upload(*, owner: AnyUser, filename: str, data: bytes) -> Upload:
             pmid=(article.pmid or "")[:32],
             pmcid=(article.pmcid or "")[:32],
             article=Article.objects.filter(pmid=article.pmid).first() if article.pmid else None,
+            index_queued_at=timezone.now(),
         )
         DocumentFile.objects.create(document=document, data=data)
         transaction.on_commit(lambda: _publish_indexing(document.pk))
@@ -119,10 +118,31 @@ def _known(document: Document, filename: str) -> Upload:
     return Upload(document=document, created=False)
 
 
-def document_index_again(*, document: Document) -> None:
-    """Queue the indexing of a document whose indexing failed or never got queued; harmless when it is indexed."""
-    Document.objects.filter(pk=document.pk).update(index_error="")
-    _publish_indexing(document.pk)
+def document_index_again(*, document: Document) -> bool:
+    """Queue the indexing of a document whose indexing failed, never got queued, or was queued so long ago that its
+    task is lost; False (nothing queued) when it is indexed or its indexing is already queued. One task per document:
+    the row is claimed by a conditional update, so requests sent together queue it once. DocumentRefusedError when the
+    owner's hourly limit or the queue valve refuses."""
+    if not _index_again_needed().filter(pk=document.pk).exists():
+        return False
+    library_work_admit(owner_pk=int(document.owner_id), kind=LibraryAction.Kind.INDEX)
+    claimed = _index_again_needed().filter(pk=document.pk).update(index_error="", index_queued_at=timezone.now())
+    if claimed:
+        _publish_indexing(document.pk)
+    return bool(claimed)
+
+
+def document_index_may_be_queued(*, document: Document) -> bool:
+    """Whether "Index again" would queue anything: the page shows the button only then."""
+    return _index_again_needed().filter(pk=document.pk).exists()
+
+
+def _index_again_needed() -> QuerySet[Document]:
+    lost = timezone.now() - timedelta(minutes=settings.VERIMED.tasks.question_lost_minutes)
+    waiting_too_long = Q(index_queued_at__isnull=True) | Q(index_queued_at__lt=lost)
+    return Document.objects.filter(indexed_at__isnull=True, deleting=False).filter(
+        ~Q(index_error="") | waiting_too_long
+    )
 
 
 def _publish_indexing(document_id: int) -> None:
@@ -160,27 +180,7 @@ def document_delete(*, document: Document) -> None:
         )
 
 
-def _check_room(*, owner_pk: int, adding: int) -> None:
-    limits = settings.VERIMED.limits
-    count, size = library_usage(owner_id=owner_pk)
-    if limits.library_max_documents and count >= limits.library_max_documents:
-        raise DocumentRefusedError(
-            f"your library holds {count} documents, the most it may; delete some to add more", http_status=403
-        )
-    if limits.library_max_bytes and size + adding > limits.library_max_bytes:
-        raise DocumentRefusedError(
-            f"your library holds {size_in_words(size)} of files; this one would take it past the limit of "
-            f"{size_in_words(limits.library_max_bytes)}: delete some to add more",
-            http_status=403,
-        )
-
-
 def clean_filename(name: str) -> str:
     """The last part of the name the browser sent, without control characters, at most 255 characters."""
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
     return "".join(character for character in base if character.isprintable())[:255] or "unnamed"
-
-
-def size_in_words(size: int) -> str:
-    """Bytes below a MiB (a limit set low, a small file), MiB above, where a decimal place is enough."""
-    return f"{size:,} bytes" if size < 1024 * 1024 else f"{size / (1024 * 1024):.1f} MiB"

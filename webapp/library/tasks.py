@@ -27,7 +27,7 @@ def _guarded(work: Callable[[], None]) -> None:
 def document_index_task(self: Task, document_id: int) -> int:
     failure = run_retrying(
         self,
-        lambda: _guarded(lambda: indexing.document_index(document_id=document_id)),
+        lambda: _guarded(lambda: indexing.document_index_queued(document_id=document_id)),
         RETRY_POLICY,
         describe=f"indexing library document {document_id}",
     )

@@ -9,8 +9,9 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
 from webapp.accounts.roles import AnyUser
+from webapp.library.admission import DocumentRefusedError, size_in_words
 from webapp.library.models import Document
-from webapp.library.services import DocumentRefusedError, clean_filename, document_upload, size_in_words
+from webapp.library.services import clean_filename, document_upload
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,7 @@ class UploadOutcome:
     created: bool
     refusal: str | None
     http_status: int  # 201 added, 200 already there, else the refusal's
+    retry_after_seconds: int | None = None  # a refusal that waiting cures (the hourly limit, a busy site)
 
     @property
     def label(self) -> str:
@@ -45,7 +47,14 @@ def _upload_one(*, owner: AnyUser, file: UploadedFile) -> UploadOutcome:
             )
         upload = document_upload(owner=owner, filename=name, data=file.read())
     except DocumentRefusedError as exc:
-        return UploadOutcome(filename=name, document=None, created=False, refusal=str(exc), http_status=exc.http_status)
+        return UploadOutcome(
+            filename=name,
+            document=None,
+            created=False,
+            refusal=str(exc),
+            http_status=exc.http_status,
+            retry_after_seconds=exc.retry_after_seconds,
+        )
     return UploadOutcome(
         filename=name,
         document=upload.document,

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from webapp.accounts.roles import RESEARCHER, role_required
 from webapp.library import selectors, services
 from webapp.library.access import document_or_404
+from webapp.library.admission import DocumentRefusedError
 from webapp.library.models import Document
 from webapp.library.uploads import UploadOutcome, uploads_from
 
@@ -71,7 +72,11 @@ def _json_outcomes(outcomes: list[UploadOutcome]) -> JsonResponse:
 @role_required(RESEARCHER)
 def library_document(request: HttpRequest, document_id: int) -> HttpResponse:
     document = document_or_404(user=request.user, document_id=document_id)
-    context = {"document": document, "passages": selectors.passages_of_document(document=document)}
+    context = {
+        "document": document,
+        "passages": selectors.passages_of_document(document=document),
+        "may_index_again": services.document_index_may_be_queued(document=document),
+    }
     return render(request, "library/document.html", context)
 
 
@@ -126,7 +131,7 @@ def library_document_delete(request: HttpRequest, document_id: int) -> HttpRespo
     document = document_or_404(user=request.user, document_id=document_id)
     try:
         services.document_delete(document=document)
-    except services.DocumentRefusedError as exc:  # the task queue is down: nothing changed
+    except DocumentRefusedError as exc:  # the task queue is down: nothing changed
         messages.error(request, str(exc))
         return redirect("library-document", document_id=document.pk)
     messages.success(request, f"{document.filename}: deleted, with every passage read from it.")
@@ -138,6 +143,13 @@ def library_document_delete(request: HttpRequest, document_id: int) -> HttpRespo
 def library_document_index(request: HttpRequest, document_id: int) -> HttpResponse:
     """Queue the indexing again, for a document whose indexing failed or was never queued."""
     document = document_or_404(user=request.user, document_id=document_id)
-    services.document_index_again(document=document)
-    messages.info(request, f"{document.filename}: queued to be indexed; reload the page in a minute.")
+    try:
+        queued = services.document_index_again(document=document)
+    except DocumentRefusedError as exc:  # the hourly limit, or the site is busy
+        messages.error(request, f"{document.filename}: {exc}")
+        return redirect("library-document", document_id=document.pk)
+    if queued:
+        messages.info(request, f"{document.filename}: queued to be indexed; reload the page in a minute.")
+    else:
+        messages.info(request, f"{document.filename}: already searchable, or already queued to be indexed.")
     return redirect("library-document", document_id=document.pk)

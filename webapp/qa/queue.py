@@ -35,6 +35,7 @@ class QueuedWork:
     plural: str
     unfinished: Callable[[], QuerySet[Any]]  # its rows queued or running (those given up as lost left out)
     queued_at: str  # the field that says when a row (last) joined the queue: its place in line
+    moved_at: str = "updated_at"  # the field that says when a row last moved (queued, progressed)
 
 
 _REGISTERED: dict[str, QueuedWork] = {}
@@ -80,7 +81,7 @@ def model_work_being_done(*, active_within: timedelta = timedelta(minutes=20)) -
     if questions_being_answered(active_within=active_within):
         return True
     since = timezone.now() - active_within
-    return any(work.unfinished().filter(updated_at__gte=since).exists() for work in queued_work_kinds())
+    return any(work.unfinished().filter(**{f"{work.moved_at}__gte": since}).exists() for work in queued_work_kinds())
 
 
 # A question has a place in line until its answer starts being written. After retrieval (about 100 ms) it keeps

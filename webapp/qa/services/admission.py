@@ -21,9 +21,10 @@ from django.utils.text import get_text_list
 from pydantic import BaseModel, ValidationError
 
 from indexer.hybrid import HybridSettings
-from webapp.qa.models import ModelAction, Question
+from webapp.library.selectors import documents_awaiting_index
+from webapp.qa.models import ModelAction, Question, question_lost_before
 from webapp.qa.pipeline import RetrievalFilters, default_pipeline_settings
-from webapp.qa.queue import work_unfinished_counts
+from webapp.qa.queue import QueuedWork, work_unfinished_counts
 from webapp.qa.rate_limit import WINDOW, model_action_again_at, question_ask_again_at
 from webapp.qa.services.ending import question_fail_if_lost
 from webapp.qa.services.publishing import question_enqueue
@@ -62,6 +63,25 @@ def _queue_check() -> None:
         raise QueueFullError(
             f"The service is busy: {get_text_list(named, 'and')} {verb} waiting. Please try again in a few minutes."
         )
+
+
+def queue_full_reason() -> str | None:
+    """None while the queue valve admits more work; else why not, in the words a refusal uses."""
+    try:
+        _queue_check()
+    except QueueFullError as exc:
+        return str(exc)
+    return None
+
+
+# A library document's indexing holds an embed worker, which the embedded profile's one worker shares with questions.
+LIBRARY_INDEXING = QueuedWork(
+    singular="library document to index",
+    plural="library documents to index",
+    unfinished=lambda: documents_awaiting_index(queued_since=question_lost_before()),
+    queued_at="index_queued_at",
+    moved_at="index_queued_at",
+)
 
 
 class QuestionRateLimitedError(QuestionRejectedError):
