@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
@@ -27,3 +27,12 @@ def _warm_up_engines(**_: Any) -> None:
     engines.warm_up(engines.engines_for_queues(queues))
     if "llm" in queues:
         warm_up_llm_in_background()
+
+
+@worker_ready.connect
+def _start_heartbeat(sender: Any = None, **_: Any) -> None:
+    """The worker's sign of life, from its main process: how a question waiting its turn is told from a lost one."""
+    from webapp.qa.heartbeat import heartbeat_start
+
+    name = getattr(sender, "hostname", None) or app.conf.get("worker_hostname") or f"worker@{os.getpid()}"
+    heartbeat_start(name=str(name), queues=app.amqp.queues.consume_from)

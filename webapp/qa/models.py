@@ -108,9 +108,16 @@ class Question(models.Model):
 
     @property
     def lost(self) -> bool:
-        """Queued or in a stage, but unmoved for longer than a task may run: its worker died or the broker lost its
-        task (a restart without persistence), and nothing will finish it."""
-        return not self.finished and self.updated_at < question_lost_before()
+        """Queued or in a stage, unmoved for longer than a task may run, and nothing will finish it: no worker of the
+        queue it waits on has beaten its heartbeat since (they died), or one has, but a question asked after this one
+        last moved is already answered, so its task was passed over (dropped by a broker restart without
+        persistence, or its worker died mid-stage). A question waiting its turn behind a backlog is not lost, however
+        long it waits. (`questions_lost` is the same rule for a query.)"""
+        if self.finished or self.updated_at >= question_lost_before():
+            return False
+        if _queue_of(self.status) not in queues_alive(since=question_lost_before()):
+            return True
+        return Question.objects.filter(created_at__gt=self.updated_at, status=Question.Status.DONE).exists()
 
     @property
     def shown_status(self) -> str:
@@ -243,6 +250,49 @@ class ModelAction(models.Model):
         return f"{self.user_id} started {self.get_kind_display()} at {self.created_at:%Y-%m-%d %H:%M}"
 
 
+class WorkerHeartbeat(models.Model):
+    """A Celery worker's sign of life, written every HEARTBEAT_SECONDS by a thread of its main process
+    (webapp/qa/heartbeat.py): how a question waiting in a backlog is told from one whose worker is gone."""
+
+    name = models.CharField(max_length=255, unique=True, help_text="the worker's node name, e.g. llm@host")
+    queues = models.CharField(max_length=255, help_text="the queues it consumes, comma-separated")
+    beat_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.queues}) at {self.beat_at:%Y-%m-%d %H:%M:%S}"
+
+
+def queues_alive(*, since: datetime) -> set[str]:
+    """The queues some worker has consumed from with a heartbeat since `since`."""
+    rows = WorkerHeartbeat.objects.filter(beat_at__gte=since).values_list("queues", flat=True)
+    return {queue for row in rows for queue in row.split(",") if queue}
+
+
+# The queue each unfinished status waits on (CELERY_TASK_ROUTES): retrieval and generation on `llm`, verification on
+# `verify`.
+_WAITS_ON = {Question.Status.VERIFYING: "verify"}
+_LLM_STAGES = (Question.Status.QUEUED, Question.Status.RETRIEVING, Question.Status.GENERATING)
+
+
+def _queue_of(status: str) -> str:
+    return _WAITS_ON.get(Question.Status(status), "llm")
+
+
+def questions_lost() -> models.Q:
+    """`Question.lost` as a filter over unfinished questions: one heartbeat query here, one EXISTS per row there."""
+    cutoff = question_lost_before()
+    alive = queues_alive(since=cutoff)
+    passed_over = models.Q(
+        models.Exists(
+            Question.objects.filter(created_at__gt=models.OuterRef("updated_at"), status=Question.Status.DONE)
+        )
+    )
+    either = models.Q()
+    for queue, statuses in (("llm", _LLM_STAGES), ("verify", tuple(_WAITS_ON))):
+        either |= models.Q(status__in=statuses) & (passed_over if queue in alive else models.Q())
+    return models.Q(updated_at__lt=cutoff) & either
+
+
 def question_lost_before() -> datetime:
     """A question queued or in a stage that has not moved since this moment counts as lost."""
     return timezone.now() - timedelta(minutes=settings.VERIMED.tasks.question_lost_minutes)
@@ -251,6 +301,7 @@ def question_lost_before() -> datetime:
 def question_lost_reason() -> str:
     minutes = settings.VERIMED.tasks.question_lost_minutes
     return (
-        f"it had not moved for {minutes} minutes, so it was lost (its worker probably stopped or restarted). "
+        f"it had not moved for {minutes} minutes and nothing was going to finish it, so it was lost (its worker "
+        "stopped or restarted, or the task queue dropped it). "
         "Ask it again to start over."
     )

@@ -15,7 +15,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from webapp.qa.models import Question, question_lost_before
+from webapp.qa.models import Question, questions_lost
 
 # Every status a question passes through before it is finished; a question in any of them holds a worker or waits
 # for one.
@@ -51,9 +51,10 @@ def queued_work_kinds() -> tuple[QueuedWork, ...]:
 
 
 def questions_unfinished() -> QuerySet[Question]:
-    """Questions queued or running, those lost left out: a question whose worker died (or whose task a broker
-    restart dropped) must not hold a place in line, or fill the queue valve, for good."""
-    return Question.objects.filter(status__in=UNFINISHED, updated_at__gte=question_lost_before())
+    """Questions queued or running, those lost left out (`Question.lost`): a question whose worker died (or whose
+    task a broker restart dropped) must not hold a place in line, or fill the queue valve, for good; one waiting its
+    turn behind a backlog keeps both, however long it waits."""
+    return Question.objects.filter(status__in=UNFINISHED).exclude(questions_lost())
 
 
 def questions_unfinished_count() -> int:

@@ -16,7 +16,7 @@ from indexer.sentences import split_sentences
 from webapp.corpus.models import Article
 from webapp.library.sources import library_pages
 from webapp.qa.library_sources import library_source, withheld_source
-from webapp.qa.models import AnswerSentence, Question, question_lost_before
+from webapp.qa.models import AnswerSentence, Question, questions_lost
 from webapp.qa.payloads import ArticlePayload, ConsensusPayload, QuestionPayload, SourcePayload
 from webapp.qa.queue import UNFINISHED, question_queue_position
 from webapp.qa.source_notes import source_retraction, source_study_design
@@ -239,9 +239,8 @@ def questions_history(
         term = search.strip()
         questions = questions.filter(Q(text__icontains=term) | Q(answer_text__icontains=term))
     if status:
-        # By the status shown: a lost question (unfinished, unmoved past VERIMED_QUESTION_LOST_MINUTES) is failed.
-        unfinished = Q(status__in=UNFINISHED)
-        lost = unfinished & Q(updated_at__lt=question_lost_before())
+        # By the status shown: a lost question (Question.lost) is failed.
+        lost = Q(status__in=UNFINISHED) & questions_lost()
         if status == Question.Status.FAILED:
             questions = questions.filter(Q(status=status) | lost)
         else:

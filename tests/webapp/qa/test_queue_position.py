@@ -79,11 +79,13 @@ def test_the_place_costs_one_count_query_per_kind_of_work_on_the_status_index(
     django_assert_num_queries: DjangoAssertNumQueries,
 ) -> None:
     queued = _asked(Question.Status.QUEUED, minutes_ago=1)
-    kinds = 1 + len(queued_work_kinds())  # questions, and the deep checks that wait for the same workers
-    with django_assert_num_queries(kinds) as captured:
+    kinds = 1 + len(queued_work_kinds())  # questions, and the work that waits for the same workers (deep checks)
+    # And one read of the workers' heartbeats, which tells a lost question from one waiting behind a backlog.
+    with django_assert_num_queries(kinds + 1) as captured:
         question_queue_position(question=queued)
-    assert all(query["sql"].upper().startswith("SELECT COUNT(") for query in captured.captured_queries)
-    sql = captured.captured_queries[0]["sql"]
+    counts = [query["sql"] for query in captured.captured_queries if query["sql"].upper().startswith("SELECT COUNT(")]
+    assert len(counts) == kinds
+    sql = counts[0]
     if connection.vendor == "sqlite":  # the test database here; PostgreSQL plans tiny tables as sequential scans
         with connection.cursor() as cursor:
             cursor.execute(f"EXPLAIN QUERY PLAN {sql}")
