@@ -216,7 +216,10 @@ class QuestionDetailView(APIView):
     def get(self, request: Request, question_id: int) -> Response:
         question = question_or_404(user=request.user, question_id=question_id)
         watch = question_watch_payload(question=question, user=request.user)
-        return Response({**selectors.question_payload(question, viewer_id=request.user.pk), **watch})
+        payload = {**selectors.question_payload(question, viewer_id=request.user.pk), **watch}
+        # Through the serializer the schema is made from: a client gets the keys the schema lists, no others (the
+        # page's JSON carries more, for its own script).
+        return Response(question_detail.QuestionDetailSerializer(payload).data)
 
 
 class QuestionCancelView(APIView):
