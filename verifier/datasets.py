@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,16 @@ _LABEL_NAMES = {
 
 class DatasetFormatError(ValueError):
     """A claims or corpus file that does not have the expected shape; the message names the file and line."""
+
+
+# Citation-Integrity's citing sentences keep the citation slots as markers ("…in cirrhotic patients[<|multi_cit|>].");
+# they average ten tokens a claim and never occur in an answer, so they are read out with the space before them.
+_CITATION_MARKER = re.compile(r"\s*\[?<\|[a-z_]+\|>\]?")
+
+
+def claim_text(raw: str) -> str:
+    """A claim as the verifier reads it: citation-slot markers removed, outer spaces stripped."""
+    return re.sub(r"\s+([.,;:])", r"\1", _CITATION_MARKER.sub("", raw)).strip()
 
 
 def normalise_label(raw: str) -> str:
@@ -113,7 +124,7 @@ def read_scifact_pairs(claims_path: Path, corpus_path: Path) -> list[ClaimDocume
             pairs.append(
                 ClaimDocumentPair(
                     claim_id=str(record.get("id", number)),
-                    claim=str(record["claim"]).strip(),
+                    claim=claim_text(str(record["claim"])),
                     document=document,
                     label=label,
                     rationale=tuple(index for index in rationale if index < len(document.sentences)),

@@ -23,9 +23,14 @@ from verifier.vectors import SentenceVectors
 
 
 def verifier_inputs(
-    pairs: Sequence[ClaimDocumentPair], finder: EvidenceFinder | None, evidence_sentences: int
+    pairs: Sequence[ClaimDocumentPair],
+    finder: EvidenceFinder | None,
+    evidence_sentences: int,
+    *,
+    document_order: bool = False,
 ) -> list[tuple[str, str]]:
-    """(claim, passage) as the product builds them; `finder` None gives the whole abstract."""
+    """(claim, passage) as the product builds them; `finder` None gives the whole abstract. `document_order` puts
+    the chosen sentences back in the abstract's order, as the product did before they were read best first."""
     inputs = []
     for pair in pairs:
         sentences = pair.document.sentences
@@ -33,6 +38,8 @@ def verifier_inputs(
         if finder is not None:
             scores = finder.scores(pair.claim, sentences)
             chosen = sorted(range(len(sentences)), key=lambda index: (-scores[index], index))[:evidence_sentences]
+            if document_order:
+                chosen.sort()
         inputs.append((pair.claim, verifier_passage(pair.document.title, sentences, chosen)))
     return inputs
 
@@ -56,9 +63,9 @@ class ProductReading:
         """Embed every claim and sentence in large batches up front (one at a time is several times slower)."""
         self.vectors.add_pairs(pairs)
 
-    def inputs(self, pairs: Sequence[ClaimDocumentPair]) -> list[tuple[str, str]]:
+    def inputs(self, pairs: Sequence[ClaimDocumentPair], *, document_order: bool = False) -> list[tuple[str, str]]:
         self.embed(pairs)
-        return verifier_inputs(pairs, self.finder, self.evidence_sentences)
+        return verifier_inputs(pairs, self.finder, self.evidence_sentences, document_order=document_order)
 
 
 def product_reading(

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from indexer.reranker_data import HeldOut, golden_questions
 from indexer.sentences import sentence_texts
 from verifier.claim_rewriting import question_to_claim
 from verifier.counterfactuals import counterfactual, drug_like_terms
@@ -35,6 +36,14 @@ _WORD = re.compile(r"[a-z0-9]{3,}")
 def dev_question_ids(data_root: Path) -> set[str]:
     with (data_root / BIOASQ_DEV_QUESTIONS).open(encoding="utf-8") as handle:
         return {str(json.loads(line)["id"]) for line in handle if line.strip()}
+
+
+def benchmark_question_ids(data_root: Path) -> set[str]:
+    """The golden questions the verifier may not learn from: the benchmark's dev questions (by id or wording) and
+    any whose gold abstracts are in the benchmark corpus, which belong to its questions, dev and held-out alike (the
+    reranker's and the distillation's sets leave the same ones out)."""
+    held_out = HeldOut.read(data_root)
+    return {question.id for question in golden_questions(data_root) if held_out.excludes(question)}
 
 
 def bioasq_yes_no_questions(data_root: Path) -> list[dict[str, Any]]:

@@ -112,3 +112,19 @@ def test_citation_integrity_always_puts_its_rationale_first_and_the_tagger_leave
         assert all(rationale == (0,) for rationale in rationales)  # the artifact the tagger must not learn
     kept = read_training_pairs(DATA, exclude=POSITION_ARTIFACT_SPLITS)
     assert len(kept) == 919 + 5292 + 940
+
+
+def test_citation_slot_markers_are_read_out_of_claims() -> None:
+    from verifier.datasets import claim_text
+
+    raw = "Cirrhosis raises the risk [<|other_cit|>] of death [<|multi_cit|>]. See<|cit|>."
+    assert claim_text(raw) == "Cirrhosis raises the risk of death. See."
+
+
+def test_no_citation_integrity_claim_keeps_a_marker() -> None:
+    from verifier.datasets import DEV_SPLITS, read_split
+
+    (split,) = [split for split in DEV_SPLITS if split.name == "citation_integrity"]
+    claims = [pair.claim for pair in read_split(settings.VERIMED.paths.data_dir, split)]
+    assert claims
+    assert not any("<|" in claim for claim in claims)

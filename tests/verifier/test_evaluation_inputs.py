@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import combinations
+from itertools import permutations
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +40,7 @@ def test_every_dev_split_is_read_with_the_top_sentences_of_each_document(data_di
     assert [claim for claim, _ in classifier.read] == [pair.claim for pair in pairs]
     for pair, (_, passage) in zip(pairs, classifier.read, strict=True):
         title, sentences = pair.document.title, pair.document.sentences
-        top_two = combinations(range(len(sentences)), min(2, len(sentences)))
+        top_two = permutations(range(len(sentences)), min(2, len(sentences)))  # best first
         assert any(passage == verifier_passage(title, sentences, chosen) for chosen in top_two)
     assert reading.description == "title + top 2 sentences by bm25+cosine"
 
@@ -53,3 +53,9 @@ def test_a_whole_abstract_checkpoint_reads_the_whole_abstract(data_dir: Path, tm
 
     assert inputs == [(pair.claim, verifier_passage(pair.document.title, pair.document.sentences)) for pair in pairs]
     assert reading.description == "title + whole abstract"
+
+
+def test_the_chosen_sentences_are_read_best_first_so_a_cut_falls_on_the_weakest() -> None:
+    sentences = ("First.", "Second.", "Third.", "Fourth.")
+    assert verifier_passage("Title.", sentences, [3, 0, 3]) == "Title. Fourth. First."
+    assert verifier_passage("Title.", sentences) == "Title. First. Second. Third. Fourth."

@@ -53,3 +53,21 @@ def test_pubmedqa_test_ids_and_maybe_answers_never_enter_training() -> None:
         item = items[pair.claim_id.removeprefix("pubmedqa:")]
         assert pair.label == {"yes": "SUPPORT", "no": "CONTRADICT"}[item["final_decision"]]
         assert item["LONG_ANSWER"].split()[0] in " ".join(pair.document.sentences)  # the conclusion is read too
+
+
+def test_no_yes_no_question_about_a_benchmark_abstract_enters_training() -> None:
+    import gzip
+
+    from verifier.extra_training import benchmark_question_ids, bioasq_yes_no_questions
+
+    with gzip.open(DATA / "bioasq/benchmark/corpus.jsonl.gz", "rt", encoding="utf-8") as handle:
+        benchmark = {json.loads(line)["pmid"] for line in handle if line.strip()}
+    about_benchmark = {
+        question["id"]
+        for question in bioasq_yes_no_questions(DATA)
+        if {url.rstrip("/").rsplit("/", 1)[-1] for url in question.get("documents", [])} & benchmark
+    }
+
+    assert len(about_benchmark - dev_question_ids(DATA)) == 13  # the dev questions aside, 13 more
+    # What `train_verifier --extra bioasq` leaves out (verifier.training_run.extra_pairs).
+    assert about_benchmark <= benchmark_question_ids(DATA)
