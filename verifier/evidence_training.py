@@ -25,6 +25,7 @@ from verifier.datasets import (
     read_training_pairs,
 )
 from verifier.evidence_model import EvidenceTagger, TaggingExample, late_fusion_features, train_tagger
+from verifier.training_run import product_training_pairs
 from verifier.vectors import SentenceVectors
 
 
@@ -71,12 +72,22 @@ def run_tagger_training(
     epochs: int,
     limit: int | None,
     write: Callable[[str], None],
+    product_shaped_pairs: int = 0,
 ) -> EvidenceTagger:
     """Train a `kind` tagger (late_fusion over `embedder`'s vectors, early_fusion over the readings of the verifier
-    in `verifier_model`), choose its threshold on the dev pairs with rationales and save it in `output`."""
+    in `verifier_model`), choose its threshold on the dev pairs with rationales and save it in `output`.
+
+    `product_shaped_pairs` adds that many answer-like pairs made from training abstracts (`verifier.product_pairs`):
+    each knows the sentences its claim rests on, and its negatives mark none. The second seed paper's lesson is that
+    many extractive pairs transfer to unseen documents."""
     # Splits whose rationale always sits at one position would teach (and reward) position, not evidence.
     excluded = POSITION_ARTIFACT_SPLITS
     train_pairs = read_training_pairs(data_root, limit=limit, exclude=excluded)
+    if product_shaped_pairs:
+        shaped = product_training_pairs(data_root, size=product_shaped_pairs, seed=13)
+        # Citation-Integrity's abstracts are kept out here as in the gold pairs: their rationale is always the first.
+        train_pairs += [item.pair for item in shaped if not item.source_id.startswith("citation_integrity:")]
+        write(f"{len(train_pairs):,} training pairs with the product-shaped ones")
     dev_pairs = [
         pair
         for split in DEV_SPLITS
@@ -101,7 +112,8 @@ def run_tagger_training(
         train_pairs=len(train),
         dev_pairs=len(dev),
         history=history,
-        train_splits=[split.name for split in TRAIN_SPLITS if split.name not in excluded],
+        train_splits=[split.name for split in TRAIN_SPLITS if split.name not in excluded]
+        + (["product-shaped"] if product_shaped_pairs else []),
         features_seconds=round(features_seconds),
     )
     write(json.dumps(history[-3:]))

@@ -118,6 +118,10 @@ class TrainingConfig:
     dev_splits: list[str] = field(default_factory=list)
     extra_data: list[str] = field(default_factory=list)  # bioasq, pubmedqa (see verifier.extra_training)
     counterfactual_fraction: float = 0.0  # share of SUPPORT pairs that also give an edited CONTRADICT one
+    # Caps on what one run reads (0: everything): product-shaped pairs (verifier.product_pairs, label-balanced) and
+    # the gold and extra examples beside them (a seeded sample), so that a warm start fits a session's time.
+    product_shaped_pairs: int = 0
+    gold_examples: int = 0
     resume_every: int = 100  # steps between resumable checkpoints
     precision: str = "fp32"  # or "bf16" (autocast) or "auto": see verifier.precision
     # Distillation (verifier.distillation): the teacher checkpoint whose soft labels the student learns, the weight of

@@ -4,6 +4,7 @@ the chosen input mode reads, then fine-tuning with the epoch chosen on dev."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -13,7 +14,15 @@ from indexer.base import Embedder
 from verifier.cross_encoder import CrossEncoderVerifier
 from verifier.datasets import DEV_SPLITS, LABELS, ClaimDocumentPair, read_split, read_training_pairs
 from verifier.distillation import TeacherLogits, pairs_digest, soft_targets, teacher_label_order, transfer_pairs
-from verifier.extra_training import bioasq_pairs, counterfactual_pairs, dev_question_ids, label_counts, pubmedqa_pairs
+from verifier.extra_training import (
+    benchmark_question_ids,
+    bioasq_pairs,
+    counterfactual_pairs,
+    label_counts,
+    pubmedqa_pairs,
+)
+from verifier.product_pairs import ShapedPair, balanced_by_label, construction_counts, shaped_pairs
+from verifier.product_pools import product_pools
 from verifier.reviewed_flags import ExtraFileCount, extra_report, held_out, read_reviewed_file, select_reviewed
 from verifier.training import (
     Example,
@@ -25,20 +34,30 @@ from verifier.training import (
 )
 from verifier.vectors import SentenceVectors
 
-EXTRA_SOURCES = ("bioasq", "pubmedqa")  # any other entry of `TrainingConfig.extra_data` is an export_flags file
+PRODUCT_SHAPED = "product-shaped"  # answer-like restatements of training abstracts (verifier.product_pairs)
+# Any other entry of `TrainingConfig.extra_data` is an export_flags file.
+EXTRA_SOURCES = ("bioasq", "pubmedqa", PRODUCT_SHAPED)
 TRANSFER_SOURCES = ("bioasq-answers",)  # unlabelled pairs a distillation run has the teacher label
 
 
 def extra_pairs(data_root: Path, names: Sequence[str]) -> list[ClaimDocumentPair]:
     pairs: list[ClaimDocumentPair] = []
     for name in names:
+        if name == PRODUCT_SHAPED:
+            continue  # built after the counterfactuals: it makes its own contradictions (product_training_pairs)
         if name == "bioasq":
-            pairs += bioasq_pairs(data_root, exclude_ids=dev_question_ids(data_root))
+            pairs += bioasq_pairs(data_root, exclude_ids=benchmark_question_ids(data_root))
         elif name == "pubmedqa":
             pairs += pubmedqa_pairs(data_root)
         else:
             raise ValueError(f"unknown extra training source {name!r} ({', '.join(EXTRA_SOURCES)})")
     return pairs
+
+
+def product_training_pairs(data_root: Path, *, size: int, seed: int) -> list[ShapedPair]:
+    """Product-shaped pairs from training abstracts only; `size` of them (0: all), a third of each label."""
+    made = shaped_pairs(product_pools(data_root).training, seed=seed)
+    return balanced_by_label(made, size, seed=seed) if size else made
 
 
 def reviewed_pairs(
@@ -74,6 +93,12 @@ def run_verifier_training(
     made = counterfactual_pairs(train_pairs, fraction=config.counterfactual_fraction, seed=config.seed)
     write(f"{len(train_pairs):,} training pairs {label_counts(train_pairs)}; {len(made):,} counterfactual")
     train_pairs += made
+    shaped: list[ClaimDocumentPair] = []
+    if PRODUCT_SHAPED in config.extra_data:
+        chosen = product_training_pairs(data_root, size=config.product_shaped_pairs, seed=config.seed)
+        write(f"{len(chosen):,} product-shaped pairs {construction_counts(chosen)}")
+        record_shaped = construction_counts(chosen)
+        shaped = [item.pair for item in chosen]
     dev_pairs = {split.name: read_split(data_root, split) for split in DEV_SPLITS}
     vectors = None
     if config.input_mode == "evidence":
@@ -82,6 +107,8 @@ def run_verifier_training(
         vectors.add_pairs(train_pairs)
         for pairs in dev_pairs.values():
             vectors.add_pairs(pairs)
+    if vectors is not None:
+        vectors.add_pairs(shaped)
     train = build_examples(
         train_pairs,
         vectors,
@@ -90,11 +117,19 @@ def run_verifier_training(
         hard_negative_fraction=config.hard_negative_fraction,
         seed=config.seed,
     )
+    if config.gold_examples and len(train) > config.gold_examples:
+        train = random.Random(config.seed).sample(train, config.gold_examples)
+    # The product-shaped pairs bring their own negatives (other abstracts, the claim's sentences left out).
+    train += build_examples(
+        shaped, vectors, input_mode=config.input_mode, evidence_sentences=config.evidence_sentences, seed=config.seed
+    )
     k = config.evidence_sentences
     choose = None if vectors is None else (lambda pair: vectors.ranked(pair.claim, pair.document.sentences)[:k])
     dev = {name: gold_free_examples(pairs, choose) for name, pairs in dev_pairs.items()}
     soft = None
     record: dict[str, object] = dict(extra_report(counts))
+    if shaped:
+        record["product_shaped"] = record_shaped
     if config.teacher:
         transfer = _transfer_pairs(data_root, config, write)
         if vectors is not None:

@@ -13,7 +13,9 @@ pytestmark = pytest.mark.model
 
 
 def test_an_unknown_extra_training_source_is_refused_before_training() -> None:
-    with pytest.raises(CommandError, match=r"unknown extra training source 'pubmed' \(bioasq, pubmedqa or an"):
+    with pytest.raises(
+        CommandError, match=r"unknown extra training source 'pubmed' \(bioasq, pubmedqa, product-shaped or an"
+    ):
         call_command("train_verifier", "--extra", "bioasq,pubmed")
 
 

@@ -2,9 +2,13 @@
 
     manage.py fit_verifier_rule                                  # the configured checkpoint
     manage.py fit_verifier_rule --model var/models/verifier-v2 --target-precision 0.85 --min-coverage 0.4
+    manage.py fit_verifier_rule --no-product-shaped            # the gold dev splits alone, as before
 
 The dev pairs are read the way the product reads them (the evidence tagger picks the sentences), so the rule is
-tuned on what it will see. Only dev splits are used: the rule is never chosen on a file it is scored on later.
+tuned on what it will see. Beside the gold dev splits it reads the product-shaped dev set (answer-like restatements of
+dev abstracts, `verifier.product_dev`) as one more set: the gold pairs are all hard, the product's mostly are not, and
+a threshold fitted on hard pairs alone hides most easy ones as Unclear. Only dev splits are used: the rule is never
+chosen on a file it is scored on later.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from verifier.decision import fit_decision_rule
 from verifier.evaluation_inputs import dev_logits, product_reading
+from verifier.product_dev import product_dev_pairs
 from webapp.corpus import engines
 
 
@@ -32,6 +37,12 @@ class Command(BaseCommand):
         parser.add_argument("--whole-abstract", action="store_true", help="The checkpoint reads whole abstracts.")
         parser.add_argument("--target-precision", type=float, default=0.85)
         parser.add_argument("--min-coverage", type=float, default=0.40)
+        parser.add_argument(
+            "--no-product-shaped",
+            dest="product_shaped",
+            action="store_false",
+            help="Fit on the gold dev splits only.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         from verifier.cross_encoder import CrossEncoderVerifier
@@ -45,12 +56,14 @@ class Command(BaseCommand):
             evidence_sentences=options["evidence_sentences"],
             whole_abstract=options["whole_abstract"],
         )
-        dev = dev_logits(
-            CrossEncoderVerifier.load(folder, precision=settings.VERIMED.verification.verifier_precision),
-            reading,
-            settings.VERIMED.paths.data_dir,
-            write=self.stdout.write,
-        )
+        classifier = CrossEncoderVerifier.load(folder, precision=settings.VERIMED.verification.verifier_precision)
+        data_root = settings.VERIMED.paths.data_dir
+        dev = dev_logits(classifier, reading, data_root, write=self.stdout.write)
+        if options["product_shaped"]:
+            shaped = product_dev_pairs(data_root)
+            self.stdout.write(f"product_shaped: {len(shaped)} dev pairs; classifying…")
+            inputs = reading.inputs([item.pair for item in shaped])
+            dev["product_shaped"] = (classifier.logits(inputs), [item.label for item in shaped])
         rule = fit_decision_rule(
             dev, target_precision=options["target_precision"], min_coverage=options["min_coverage"]
         )

@@ -2,6 +2,7 @@
 
     manage.py train_evidence                          # LateFusion: the committed tagger the product uses
     manage.py train_evidence --kind early_fusion      # EarlyFusion over the trained verifier's pair readings
+    manage.py train_evidence --product-shaped-pairs 12000 --output var/models/tagger   # plus answer-like pairs
 
 The decision threshold is chosen on the dev splits' pairs that have rationales and saved with the weights.
 """
@@ -26,6 +27,12 @@ class Command(BaseCommand):
         parser.add_argument("--output", type=Path, help="default: the configured tagger (late) or var/models/…")
         parser.add_argument("--epochs", type=int, default=12)
         parser.add_argument("--limit", type=int, help="Use only this many training pairs (a quick smoke run).")
+        parser.add_argument(
+            "--product-shaped-pairs",
+            type=int,
+            default=0,
+            help="Also this many answer-like pairs made from training abstracts (verifier.product_pairs).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         data_root: Path = settings.VERIMED.paths.data_dir
@@ -47,5 +54,6 @@ class Command(BaseCommand):
             epochs=options["epochs"],
             limit=options["limit"],
             write=self.stdout.write,
+            product_shaped_pairs=options["product_shaped_pairs"],
         )
         self.stdout.write(self.style.SUCCESS(f"{kind} tagger, threshold {tagger.threshold}, saved in {output}"))

@@ -4,6 +4,8 @@
     manage.py train_verifier --input abstract --output var/models/verifier-abstract
     manage.py train_verifier --backbone mpnet --max-length 128 --precision bf16 --eval-every 100 --stop-after 3200
     manage.py train_verifier --extra bioasq,pubmedqa --extra flags.jsonl   # plus reviewers' flags (export_flags)
+    manage.py train_verifier --backbone verifier/models/verimed-mpnet-verifier --extra bioasq,pubmedqa,product-shaped \
+        --product-shaped-pairs 4800 --gold-examples 4800 --epochs 1 --max-length 128   # warm start on answer-like pairs
     manage.py train_verifier --backbone verifier/models/verimed-minilm-verifier \
         --teacher verifier/models/verimed-mpnet-verifier --transfer bioasq-answers   # distil mpnet into MiniLM
 
@@ -68,9 +70,10 @@ class Command(BaseCommand):
             "--extra",
             action="append",
             help="Extra sources, comma-separated or repeated (default bioasq,pubmedqa; giving any replaces it): "
-            "bioasq (yes/no questions with snippets, dev questions excluded), pubmedqa (PQA-L yes/no outside the "
-            "test ids), or a file of reviewers' flags from `export_flags --output` (dev claims, dev and benchmark "
-            "questions and duplicates dropped); empty for none.",
+            "bioasq (yes/no questions with snippets, dev and benchmark questions excluded), pubmedqa (PQA-L yes/no "
+            "outside the test ids), product-shaped (answer-like restatements of training abstracts), or a file of "
+            "reviewers' flags from `export_flags --output` (dev claims, dev and benchmark questions and duplicates "
+            "dropped); empty for none.",
         )
         parser.add_argument(
             "--teacher",
@@ -85,6 +88,19 @@ class Command(BaseCommand):
         )
         parser.add_argument("--distill-alpha", type=float, default=0.5, help="Weight of the gold label on gold pairs.")
         parser.add_argument("--distill-temperature", type=float, default=2.0, help="Softens the teacher's labels.")
+        parser.add_argument(
+            "--product-shaped-pairs",
+            type=int,
+            default=0,
+            help="With --extra product-shaped: this many of its pairs, a third per label (0: all).",
+        )
+        parser.add_argument(
+            "--gold-examples",
+            type=int,
+            default=0,
+            help="Train on a seeded sample of this many of the other examples (0: all); for a warm start that must "
+            "fit a session.",
+        )
         parser.add_argument(
             "--counterfactuals",
             type=float,
@@ -130,6 +146,8 @@ class Command(BaseCommand):
             dev_splits=[split.name for split in DEV_SPLITS],
             extra_data=extra,
             counterfactual_fraction=options["counterfactuals"],
+            product_shaped_pairs=options["product_shaped_pairs"],
+            gold_examples=options["gold_examples"],
             precision=options["precision"],
             seed=options["seed"],
             teacher=teacher,
