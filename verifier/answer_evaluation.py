@@ -69,6 +69,7 @@ from verifier.bottom_line import (
 )
 from verifier.claim_rewriting import is_yes_no_question, yes_no_claim
 from verifier.consensus import answer_stance, claim_consensus, hits_to_read
+from verifier.verdicts import UNCLEAR
 from verifier.verify import AnswerVerifier, CitedAbstract
 from verifier.yes_no_sets import (
     BIOASQ,
@@ -268,6 +269,11 @@ class SetReport:
             "abstain_rate": _share(answers, NOT_ENOUGH),
             "mixed_rate": _share(answers, "mixed"),
             "no_readable_claim": sum(reading.claim is None for reading in self.readings),
+            # The consensus meter's Unclear share: of every abstract voted on, how many the page shows as Unclear.
+            "unclear_share": _rate(
+                sum(vote.shown == UNCLEAR for reading in self.readings for vote in reading.votes),
+                [vote for reading in self.readings for vote in reading.votes],
+            ),
             "own_abstract_retrieved": _rate(sum(reading.own_rank is not None for reading in self.readings), golds),
             "own_abstract_first": _rate(sum(reading.own_rank == 0 for reading in self.readings), golds),
             "confusion": _confusion(answers, golds, GOLD_ANSWERS[self.name]),
@@ -408,8 +414,9 @@ def answers_report(sets: Sequence[SetReport], *, verifier_model: str, rule: Bott
 
 def format_answers_table(report: dict[str, Any]) -> str:
     lines = [
-        "| set | n | accuracy (95% CI) | macro-F1 | abstain | mixed | no claim | own abstract retrieved | s/question |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| set | n | accuracy (95% CI) | macro-F1 | abstain | mixed | no claim | own abstract retrieved "
+        "| Unclear votes | s/question |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     names = [name for name in (PUBMEDQA, BIOASQ) if name in report]
     for name in names:
@@ -418,7 +425,7 @@ def format_answers_table(report: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {s['n']} | {s['accuracy']} ({low} to {high}) | {s['macro_f1']} | {s['abstain_rate']} | "
             f"{s['mixed_rate']} | {s['no_readable_claim']} | {s['own_abstract_retrieved']} | "
-            f"{s['seconds_per_question']} |"
+            f"{s.get('unclear_share', '-')} | {s['seconds_per_question']} |"
         )
     for name in names:
         lines += [

@@ -280,12 +280,17 @@ def test_a_run_reads_each_question_and_counts_an_unreadable_one_as_not_enough_ev
     right = sum(summary["confusion"][gold][answer] for gold, answer in [("yes", "yes"), ("no", "no")])
     right += summary["confusion"]["maybe"]["mixed"] + summary["confusion"]["maybe"]["not_enough"]
     assert summary["accuracy"] == right / 4
+    # The consensus meter's Unclear share: the votes the page shows as Unclear, over every vote of the set.
+    votes = [vote for reading in readings for vote in reading.votes]
+    assert votes
+    assert summary["unclear_share"] == round(sum(vote.shown == "UNCLEAR" for vote in votes) / len(votes), 3)
 
 
 def test_an_empty_set_reports_zeros_with_its_own_gold_rows():
     summary = SetReport(name=BIOASQ, corpus="none", readings=[], rule=BottomLineRule()).summary()
     assert set(summary["confusion"]) == {"yes", "no"}
     assert (summary["n"], summary["accuracy"], summary["seconds_per_question"]) == (0, 0.0, None)
+    assert summary["unclear_share"] == 0.0
 
 
 def _fake_model(tmp_path: Path, answer_limit: int) -> AnsweringModel:
