@@ -3,6 +3,7 @@
     manage.py fit_verifier_rule                                  # the configured checkpoint
     manage.py fit_verifier_rule --model var/models/verifier-v2 --target-precision 0.85 --min-coverage 0.4
     manage.py fit_verifier_rule --no-product-shaped            # the gold dev splits alone, as before
+    manage.py fit_verifier_rule --product-shaped-half 0        # half 0 only: half 1 stays unseen, to be read
 
 The dev pairs are read the way the product reads them (the evidence tagger picks the sentences), so the rule is
 tuned on what it will see. Beside the gold dev splits it reads the product-shaped dev set (answer-like restatements of
@@ -22,7 +23,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from verifier.decision import fit_decision_rule
 from verifier.evaluation_inputs import dev_logits, product_reading
-from verifier.product_dev import product_dev_pairs
+from verifier.product_dev import half, product_dev_pairs
 from webapp.corpus import engines
 
 
@@ -43,6 +44,13 @@ class Command(BaseCommand):
             action="store_false",
             help="Fit on the gold dev splits only.",
         )
+        parser.add_argument(
+            "--product-shaped-half",
+            type=int,
+            choices=(0, 1),
+            help="Fit on this half of the product-shaped dev set (by source abstract), so that the other half can "
+            "measure the rule (benchmarks/product_shaped_dev.py --refit reads half 1); default: all of it.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         from verifier.cross_encoder import CrossEncoderVerifier
@@ -61,6 +69,8 @@ class Command(BaseCommand):
         dev = dev_logits(classifier, reading, data_root, write=self.stdout.write)
         if options["product_shaped"]:
             shaped = product_dev_pairs(data_root)
+            if options["product_shaped_half"] is not None:
+                shaped = half(shaped, options["product_shaped_half"])
             self.stdout.write(f"product_shaped: {len(shaped)} dev pairs; classifying…")
             inputs = reading.inputs([item.pair for item in shaped])
             dev["product_shaped"] = (classifier.logits(inputs), [item.label for item in shaped])
