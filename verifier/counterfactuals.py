@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from verifier.claim_rewriting import VERBS, third_person
@@ -129,13 +129,16 @@ def _main_verb(claim: str) -> tuple[int, int, str] | None:
     return None
 
 
-def flip_direction(claim: str) -> str | None:
-    """Swap the first direction word found for its opposite."""
+def flip_direction(claim: str, *, unflippable: Collection[str] = (), skip_hyphenated: bool = False) -> str | None:
+    """Swap the first direction word found for its opposite. Pairs with a word in `unflippable` are not tried;
+    `skip_hyphenated` passes over a word that ends a hyphenated compound ("HIV-positive" names a group)."""
     for first, second in DIRECTION_PAIRS:
+        if first in unflippable or second in unflippable:
+            continue
         for word, opposite in ((first, second), (second, first)):
-            pattern = re.compile(rf"\b{re.escape(word)}\b", re.I)
-            match = pattern.search(claim)
-            if match:
+            for match in re.finditer(rf"\b{re.escape(word)}\b", claim, re.I):
+                if skip_hyphenated and claim[max(0, match.start() - 1) : match.start()] == "-":
+                    continue
                 found = match.group(0)
                 replacement = opposite[0].upper() + opposite[1:] if found[0].isupper() else opposite
                 return claim[: match.start()] + replacement + claim[match.end() :]

@@ -25,7 +25,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from verifier.counterfactuals import DIRECTION_PAIRS, change_number, negate
+from indexer.evaluation import Bm25sBaseline
+from indexer.records import ArticleRecord
+from verifier.counterfactuals import change_number, flip_direction, negate
 from verifier.datasets import ClaimDocumentPair, Document
 from verifier.sentence_edits import fuse, shorten
 from verifier.verdicts import CONTRADICT, NO_EVIDENCE, SUPPORT
@@ -133,7 +135,7 @@ def contradicting_edit(claim: str, rng: random.Random) -> tuple[str, str] | None
     rng.shuffle(kinds)
     for kind in kinds:
         edited = (
-            _flip_direction(claim)
+            flip_direction(claim, unflippable=_UNFLIPPABLE, skip_hyphenated=True)
             if kind == "direction"
             else _change_result(claim, rng)
             if kind == "number"
@@ -151,20 +153,6 @@ _CONTRAST = re.compile(r",\s+(?:with some|whereas|while|but|although|though)\b|\
 _NOT_BEFORE_ADVERB = re.compile(r"\bnot\s+(?:also|only|still|then|thus|further)\b", re.I)
 _UNFLIPPABLE = frozenset({"before", "after", "above", "below", "gain", "loss", "protective", "detrimental", "protects"})
 _RESULT_NUMBER = re.compile(r"(?<![\w.\-<>≤≥~])(\d+\.\d+|\d+)(\s?%|\s?-?fold| percent)")
-
-
-def _flip_direction(claim: str) -> str | None:
-    for first, second in DIRECTION_PAIRS:
-        if first in _UNFLIPPABLE or second in _UNFLIPPABLE:
-            continue
-        for word, opposite in ((first, second), (second, first)):
-            for match in re.finditer(rf"\b{re.escape(word)}\b", claim, re.I):
-                if claim[max(0, match.start() - 1) : match.start()] == "-":
-                    continue  # "HIV-positive" is a group, not a direction
-                found = match.group(0)
-                replacement = opposite[0].upper() + opposite[1:] if found[0].isupper() else opposite
-                return claim[: match.start()] + replacement + claim[match.end() :]
-    return None
 
 
 # A bound ("below ~10%", "< 5%", "up to 3-fold") or a range's top ("5-10%"): a new value may still fit.
@@ -187,28 +175,20 @@ def _change_result(claim: str, rng: random.Random) -> str | None:
 
 
 class NeighbourSearch:
-    """The BM25-closest other abstracts of a pool for a claim (bm25s, English stop words, Snowball stemming)."""
+    """The BM25-closest other abstracts of a pool for a claim: the retrieval benchmark's plain BM25 baseline
+    (`indexer.evaluation.Bm25sBaseline`) over the pool, keyed by document id."""
 
     def __init__(self, documents: Sequence[Document]) -> None:
-        import bm25s
-        import Stemmer
-
-        self._bm25s = bm25s
-        self._stemmer = Stemmer.Stemmer("english")
-        self.documents = list(documents)
-        texts = [" ".join((document.title, *document.sentences)) for document in self.documents]
-        self._retriever = bm25s.BM25()
-        self._retriever.index(
-            bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, show_progress=False), show_progress=False
+        self.documents = {document.doc_id: document for document in documents}
+        self._bm25 = Bm25sBaseline(
+            [
+                ArticleRecord(pmid=document.doc_id, title=document.title, abstract=" ".join(document.sentences))
+                for document in documents
+            ]
         )
 
     def closest(self, claim: str, *, limit: int) -> list[Document]:
-        tokens = self._bm25s.tokenize([claim], stopwords="en", stemmer=self._stemmer, show_progress=False)
-        if not tokens.ids or not tokens.ids[0]:
-            return []
-        k = min(limit, len(self.documents))
-        found, scores = self._retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
-        return [self.documents[int(i)] for i, score in zip(found[0], scores[0], strict=True) if score > 0]
+        return [self.documents[doc_id] for doc_id in self._bm25.search(claim, limit=limit)]
 
 
 def shaped_pairs(

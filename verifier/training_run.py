@@ -96,8 +96,8 @@ def run_verifier_training(
     shaped: list[ClaimDocumentPair] = []
     if PRODUCT_SHAPED in config.extra_data:
         chosen = product_training_pairs(data_root, size=config.product_shaped_pairs, seed=config.seed)
-        write(f"{len(chosen):,} product-shaped pairs {construction_counts(chosen)}")
-        record_shaped = construction_counts(chosen)
+        shaped_counts = construction_counts(chosen)
+        write(f"{len(chosen):,} product-shaped pairs {shaped_counts}")
         shaped = [item.pair for item in chosen]
     dev_pairs = {split.name: read_split(data_root, split) for split in DEV_SPLITS}
     vectors = None
@@ -129,7 +129,7 @@ def run_verifier_training(
     soft = None
     record: dict[str, object] = dict(extra_report(counts))
     if shaped:
-        record["product_shaped"] = record_shaped
+        record["product_shaped"] = shaped_counts
     if config.teacher:
         transfer = _transfer_pairs(data_root, config, write)
         if vectors is not None:
