@@ -21,20 +21,35 @@ _lexical: list[LexicalIndex] = []  # at most one each, opened on first use
 _vectors: list[VectorIndex] = []
 
 
+def library_lexical_options() -> LexicalOptions:
+    engines = settings.VERIMED.engines
+    return LexicalOptions(
+        backend=engines.lexical_backend,
+        owned=True,
+        folder=settings.VERIMED.paths.index_dir / "library-tantivy",
+        url=engines.opensearch_url,
+        index=f"{engines.opensearch_index}-library",
+    )
+
+
+def library_vector_options(*, dimension: int = 0) -> VectorOptions:
+    """`dimension` matters only to open the index; where it lives (what a restore clears) does not depend on it."""
+    engines = settings.VERIMED.engines
+    return VectorOptions(
+        backend=engines.vector_backend,
+        dimension=dimension,
+        owned=True,
+        folder=settings.VERIMED.paths.index_dir / "library-qdrant_edge",
+        url=library_qdrant_location(engines.qdrant_url),
+        collection=f"{engines.qdrant_collection}-library",
+        api_key=engines.qdrant_api_key,
+    )
+
+
 def library_lexical_index() -> LexicalIndex:
     with _lock:
         if not _lexical:
-            engines = settings.VERIMED.engines
-            index = build_lexical_index(
-                LexicalOptions(
-                    backend=engines.lexical_backend,
-                    owned=True,
-                    folder=settings.VERIMED.paths.index_dir / "library-tantivy",
-                    url=engines.opensearch_url,
-                    index=f"{engines.opensearch_index}-library",
-                )
-            )
-            _lexical.append(index)
+            _lexical.append(build_lexical_index(library_lexical_options()))
         return _lexical[0]
 
 
@@ -42,19 +57,7 @@ def library_vector_index() -> VectorIndex:
     dimension = embedder_dimension()  # loads the embedder outside the lock: it can take seconds
     with _lock:
         if not _vectors:
-            engines = settings.VERIMED.engines
-            vectors = build_vector_index(
-                VectorOptions(
-                    backend=engines.vector_backend,
-                    dimension=dimension,
-                    owned=True,
-                    folder=settings.VERIMED.paths.index_dir / "library-qdrant_edge",
-                    url=library_qdrant_location(engines.qdrant_url),
-                    collection=f"{engines.qdrant_collection}-library",
-                    api_key=engines.qdrant_api_key,
-                )
-            )
-            _vectors.append(vectors)
+            _vectors.append(build_vector_index(library_vector_options(dimension=dimension)))
         return _vectors[0]
 
 

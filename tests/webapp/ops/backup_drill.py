@@ -2,8 +2,11 @@
 
 `python -m tests.webapp.ops.backup_drill populate CORPUS...` migrates the configured (empty) database, ingests the
 corpus files with the product's `ingest` command (the real MiniLM embedder), then asks, answers, flags, watches,
-re-checks and deep-checks through the app's services and the test factories; `... state` prints what the site holds:
-every row of every table, and the PMIDs and scores the retrieve stage's search finds for a few questions.
+re-checks and deep-checks through the app's services and the test factories, and puts a paper into the researcher's
+library, indexed as the worker would; `... state` prints what the site holds: every row of every table, the PMIDs and
+scores the retrieve stage's search finds for a few questions, and what the library's indexes hold and find for the
+paper's question. `... stale-library` writes into the library's indexes a passage of a document that is not in the
+database, as an earlier site in a restore's target would have left there.
 """
 
 from __future__ import annotations
@@ -12,11 +15,21 @@ import json
 import sys
 from typing import Any
 
+from tests.indexer.jats_samples import pqal_pmids, pqal_record
+from tests.support import shared_data_dir
+
 QUERIES = (
     "RecA-mediated joint molecule formation with RNA/DNA hairpins",
     "Is metformin safe? Lactic acidosis",
     "everolimus mTORC1 signalling",
 )
+LIBRARY_PAPER = 3  # of the shared PQA-L records, made into a JATS article
+STALE_DOCUMENT = 999_999  # a library document id no site of the drill has
+
+
+def _library_record() -> tuple[str, dict[str, object]]:
+    pmid = pqal_pmids(shared_data_dir())[LIBRARY_PAPER]
+    return pmid, pqal_record(shared_data_dir(), pmid)
 
 
 def populate(corpus: list[str]) -> None:
@@ -59,6 +72,66 @@ def populate(corpus: list[str]) -> None:
     claim_flag_create(
         deep_check=deep_check, sentence_position=1, claim_index=1, reason=Flag.Reason.UNSUPPORTED, user=reviewer
     )
+    _library_populate(researcher)
+
+
+def _library_populate(researcher: Any) -> None:
+    from tests.indexer.jats_samples import jats_article
+    from webapp.library.engines import release_library_engines
+    from webapp.library.indexing import document_index
+    from webapp.library.services import document_upload
+
+    pmid, record = _library_record()
+    document = document_upload(owner=researcher, filename="paper.xml", data=jats_article(record, pmid=pmid)).document
+    document_index(document_id=document.pk)  # the worker's task, which no worker runs here
+    release_library_engines()
+
+
+def stale_library() -> None:
+    from django.contrib.auth.models import User
+
+    from indexer.library_passages import Passage
+    from indexer.library_records import library_add, passage_records
+    from webapp.corpus.engines import embedder
+    from webapp.library.engines import library_lexical_index, library_vector_index, release_library_engines
+
+    _, record = _library_record()
+    passage = Passage(ordinal=0, section="Results", page=None, text=str(record["LONG_ANSWER"]))
+    researcher = User.objects.get(username="researcher")
+    records = passage_records(owner=str(researcher.pk), document_id=STALE_DOCUMENT, title="Stale", passages=[passage])
+    library_add(records, lexical=library_lexical_index(), vectors=library_vector_index(), embedder=embedder())
+    release_library_engines()
+
+
+def library_state() -> dict[str, Any]:
+    """What the library's indexes hold, and the passages each leg finds for the researcher's paper's question."""
+    from django.contrib.auth.models import User
+
+    from indexer.base import SearchFilters
+    from indexer.hybrid import HybridSettings, hybrid_search
+    from webapp.corpus.engines import embedder
+    from webapp.library.engines import library_lexical_index, library_vector_index, release_library_engines
+
+    researcher = User.objects.get(username="researcher")
+    _, record = _library_record()
+    lexical, vectors = library_lexical_index(), library_vector_index()
+    found = {
+        mode: [
+            [hit.pmid, round(hit.score, 5)]
+            for hit in hybrid_search(
+                str(record["QUESTION"]),
+                lexical=lexical,
+                vectors=vectors,
+                embedder=embedder(),
+                settings=HybridSettings(top_k=50, mode=mode, expand_query=False),
+                filters=SearchFilters(owner=str(researcher.pk)),
+            )
+        ]
+        for mode in ("lexical", "semantic")
+    }
+    held = {"lexical": lexical.count(), "vectors": vectors.count()}
+    release_library_engines()
+    return {"held": held, "found": found}
 
 
 def state() -> dict[str, Any]:
@@ -83,7 +156,7 @@ def state() -> dict[str, Any]:
         for query in QUERIES
     }
     engines.release_engines()
-    return {"rows": rows, "searches": searches}
+    return {"rows": rows, "searches": searches, "library": library_state()}
 
 
 def main() -> None:
@@ -91,6 +164,9 @@ def main() -> None:
 
     django.setup()
     command, *arguments = sys.argv[1:]
+    if command == "stale-library":
+        stale_library()
+        return
     if command == "populate":
         populate(arguments)
     print(json.dumps(state()))

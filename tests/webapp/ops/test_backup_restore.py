@@ -1,5 +1,6 @@
 """`manage.py backup` and `manage.py restore`: the drill (a site with questions, answers, flags, a watch, a
-notification and a deep check over a real corpus, backed up, wiped and restored) on each profile, and the refusals.
+notification, a deep check and a library paper over a real corpus, backed up, wiped and restored) on each profile, and
+the refusals.
 
 The drills run the commands in processes of their own, as an operator would: the site is made by
 tests/webapp/ops/backup_drill.py in its checkout's environment, and read back by it after the restore.
@@ -24,10 +25,14 @@ from django.core.management.base import CommandError
 from django.db import connection
 from psycopg import sql
 
+from indexer.library_passages import Passage
+from indexer.library_records import passage_records
 from tests.e2e.profiles import POSTGRES_SERVER, profile_env
 from tests.support import run_with_django_settings, shared_data_dir
 from tests.webapp.factories import REVIEW_ABSTRACT_A, REVIEW_ABSTRACT_B
+from tests.webapp.ops.backup_drill import STALE_DOCUMENT
 from webapp.corpus.models import Article
+from webapp.library.engines import library_lexical_index, release_library_engines
 
 # The drills embed a real corpus with the packaged MiniLM (in the processes they start).
 pytestmark = pytest.mark.model
@@ -75,6 +80,16 @@ def _assert_site_made(state: dict[str, Any]) -> None:
     assert counts["deepcheck.ClaimFlag"] == counts["deepcheck.DeepCheck"] == 1
     assert counts["watch.Watch"] == counts["watch.Notification"] == counts["watch.Recheck"] == 1
     assert all(state["searches"].values()), state["searches"]
+    assert counts["library.Document"] == 1
+    library = state["library"]
+    assert library["held"]["lexical"] == counts["library.Passage"] > 1
+    assert library["held"]["vectors"] >= library["held"]["lexical"]
+    assert all(library["found"].values()), library["found"]
+
+
+def _library_rebuilt(output: str, state: dict[str, Any]) -> None:
+    passages = len(state["rows"]["library.Passage"])
+    assert f"library: indexes rebuilt from the database, 1 documents, {passages} passages" in output
 
 
 def _restore(env: dict[str, str], backup: Path, *options: str) -> str:
@@ -103,7 +118,8 @@ def test_an_embedded_site_wiped_and_restored_has_every_row_and_the_same_search(
     shutil.rmtree(env["VERIMED_VAR_DIR"])
     output = _restore(env, backup)
     assert "lexical 26 documents (copy)" in output
-    assert _state(env) == before
+    _library_rebuilt(output, before)
+    assert _state(env) == before  # the library's indexes hold and find what they did
     manifest = json.loads((backup / "manifest.json").read_text())
     assert manifest["indexes"]["generation"] == "g1"
     assert manifest["models"]["embedder"]["model_id"] == "sentence-transformers/all-MiniLM-L6-v2"
@@ -115,7 +131,8 @@ def test_a_forced_restore_that_rebuilds_both_legs_replaces_the_target_and_finds_
     embedded_site: tuple[dict[str, str], dict[str, Any], Path], tmp_path: Path
 ) -> None:
     """--force over a checkout holding an older state, and --rebuild-indexes: what a restore does with a leg whose
-    files it cannot use (a server's, another embedder's): the articles are indexed and embedded again."""
+    files it cannot use (a server's, another embedder's): the articles are indexed and embedded again. The older
+    state's library indexes hold a document the backup does not: it is gone from them afterwards."""
     env, before, backup = embedded_site
     var = tmp_path / "checkout-var"
     (var / "index" / "tantivy-g9").mkdir(parents=True)
@@ -124,8 +141,11 @@ def test_a_forced_restore_that_rebuilds_both_legs_replaces_the_target_and_finds_
     with closing(sqlite3.connect(var / "db.sqlite3")) as older, older:
         older.execute("DELETE FROM watch_notification")
     checkout = {**env, "VERIMED_VAR_DIR": str(var)}
+    _run(checkout, "-m", "tests.webapp.ops.backup_drill", "stale-library")
     output = _restore(checkout, backup, "--force", "--rebuild-indexes")
     assert f"removed {var / 'index' / 'tantivy-g9'}" in output
+    assert f"removed {var / 'index' / 'library-tantivy'}" in output
+    _library_rebuilt(output, before)
     assert "lexical 26 documents (rebuild)" in output
     assert "(rebuild)" in output.split("vectors", 1)[1]
     assert not (var / "index" / "ACTIVE_GENERATION").exists()  # the backup's site had none: g1 is live
@@ -134,6 +154,10 @@ def test_a_forced_restore_that_rebuilds_both_legs_replaces_the_target_and_finds_
     assert {query: [hit[0] for hit in hits] for query, hits in after["searches"].items()} == {
         query: [hit[0] for hit in hits] for query, hits in before["searches"].items()
     }
+    assert after["library"] == before["library"]
+    assert not any(
+        hit[0].startswith(f"DOC:{STALE_DOCUMENT}:") for hits in after["library"]["found"].values() for hit in hits
+    )
 
 
 def _wipe_production(env: dict[str, str]) -> None:
@@ -145,8 +169,9 @@ def _wipe_production(env: dict[str, str]) -> None:
         admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     client = OpenSearch(hosts=env["VERIMED_OPENSEARCH_URL"])
-    client.indices.delete(index="verimed-articles-g1")
-    assert not client.indices.exists(index="verimed-articles-g1")
+    for index in ("verimed-articles-g1", "verimed-articles-library"):
+        client.indices.delete(index=index)
+        assert not client.indices.exists(index=index)
     client.close()
     shutil.rmtree(env["VERIMED_VAR_DIR"])
 
@@ -172,6 +197,7 @@ def test_a_production_site_wiped_and_restored_has_every_row_and_the_same_search(
         output = _restore(env, backup)
         assert "rebuilding the lexical leg from the database" in output
         assert "lexical 26 documents (rebuild)" in output
+        _library_rebuilt(output, before)
         assert _state(env) == before
 
 
@@ -228,15 +254,28 @@ def test_a_damaged_backup_is_refused_even_with_force_and_nothing_changes(
     assert _target(own_index) == before
 
 
+def _earlier_library_entry() -> None:
+    """A passage in the library's lexical index, as an earlier site would have left there."""
+    passage = Passage(ordinal=0, section="Results", page=None, text="An earlier site's passage.")
+    release_library_engines()
+    try:
+        library_lexical_index().add(passage_records(owner="1", document_id=5, title="Earlier", passages=[passage]))
+    finally:
+        release_library_engines()
+
+
 @pytest.mark.django_db
 def test_a_restore_into_a_site_with_data_is_refused_and_nothing_changes(
     embedded_site: tuple[dict[str, str], dict[str, Any], Path], own_index: Path
 ) -> None:
     User.objects.create_user("someone", password="a-long-test-password")
     (own_index / "tantivy-g7").mkdir(parents=True)
+    _earlier_library_entry()
     before = _target(own_index)
     with pytest.raises(
-        CommandError, match=r"refused: the target is not empty: auth_user holds 1 row; generation g7 in .*--force"
+        CommandError,
+        match=r"refused: the target is not empty: auth_user holds 1 row; generation g7 in .*; "
+        r"the library's lexical index .*library-tantivy.*--force",
     ):
         call_command("restore", str(embedded_site[2]), stdout=StringIO())
     assert _target(own_index) == before

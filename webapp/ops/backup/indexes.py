@@ -172,12 +172,12 @@ def indexes_clear(part: IndexesPart) -> list[str]:
             shutil.rmtree(leg.folder)
             removed.append(str(leg.folder))
         elif leg.server:
-            _server_drop(leg)
+            server_drop(leg)
             removed.append(f"{leg.role} index {leg.name}")
     return removed
 
 
-def _server_drop(leg: Leg) -> None:
+def server_drop(leg: Leg) -> None:
     config = settings.VERIMED.engines
     if leg.role == LEXICAL:
         from opensearchpy import OpenSearch

@@ -2,7 +2,8 @@
 
 A backup is written into a hidden folder beside its target and renamed into place only once complete (its manifest
 is written last), so a backup that is killed leaves nothing that looks like a backup. A restore checks the whole
-backup, and that the target is empty, before it changes anything.
+backup, and that the target is empty, before it changes anything; it ends by writing the library's indexes again from
+the restored documents (a backup does not hold them).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from django.db import DatabaseError
 
 from webapp.corpus.services.articles import article_counts_recount
 from webapp.corpus.services.generations import active_generation, pointer_path
-from webapp.ops.backup import database, indexes
+from webapp.library.indexing import Reindexed
+from webapp.ops.backup import database, indexes, library
 from webapp.ops.backup.indexes import COPY, LEXICAL, REBUILD, VECTORS, configured_leg
 from webapp.ops.backup.manifest import (
     FORMAT,
@@ -76,6 +78,7 @@ class RestoreReport:
     manifest: Manifest
     methods: dict[str, str]  # leg -> COPY or REBUILD
     counts: dict[str, int]  # leg -> entries after the restore
+    library: Reindexed  # what the library's indexes were rebuilt with
     notes: list[str]
     timings: Timings
 
@@ -220,7 +223,7 @@ def backup_restore(
         say(f"restoring the backup of {manifest.created_at} ({manifest.profile} profile)")
         if force:
             with timings.step("clear the target"):
-                for removed in indexes.indexes_clear(part):
+                for removed in [*indexes.indexes_clear(part), *library.library_clear()]:
                     notes.append(f"removed {removed}")
         with timings.step("database"):
             database.database_restore(root, manifest.database, force=force)
@@ -247,8 +250,13 @@ def backup_restore(
             else:
                 with timings.step("count"):
                     counts[role] = indexes.leg_count(role, part.generation)
+        say("rebuilding the library's indexes from its documents in the database")
+        with timings.step("library rebuild"):
+            rebuilt = library.library_rebuild()
     _check_counts(manifest, methods, counts, wrong, notes)
-    return RestoreReport(manifest=manifest, methods=methods, counts=counts, notes=notes, timings=timings)
+    return RestoreReport(
+        manifest=manifest, methods=methods, counts=counts, library=rebuilt, notes=notes, timings=timings
+    )
 
 
 def _check_target(part: IndexesPart, methods: dict[str, str], *, force: bool) -> None:
@@ -257,7 +265,7 @@ def _check_target(part: IndexesPart, methods: dict[str, str], *, force: bool) ->
     except DatabaseError as exc:
         raise BackupError(f"cannot read the target database ({exc}): create it, empty, and check DATABASE_URL") from exc
     found = [f"{table} holds {count:,} row{'' if count == 1 else 's'}" for table, count in contents.items()]
-    found += indexes.target_contents(part, methods)
+    found += indexes.target_contents(part, methods) + library.library_contents()
     if found and not force:
         raise TargetNotEmptyError(
             "the target is not empty: "

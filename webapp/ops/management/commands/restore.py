@@ -4,7 +4,8 @@ The target (the configured database and indexes) must be empty, unless --force. 
 its manifest first: a truncated or altered backup is refused and nothing is changed. A search leg whose files the
 backup holds for the engine configured here is copied; any other (a server's, or with --rebuild-indexes) is written
 again from the restored articles. The rows of every table and the entries of each leg are compared with the manifest
-at the end. See docs/production.md, "Backup and restore".
+at the end. The library's indexes, which a backup does not hold, are written again from the restored documents. See
+docs/production.md, "Backup and restore".
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ class Command(BaseCommand):
             f"restored: {manifest.database.method}, {sum(rows.values()):,} rows in {len(rows)} tables as in the "
             f"backup; generation {manifest.indexes.generation}: lexical {counts['lexical']:,} documents "
             f"({report.methods['lexical']}), vectors {counts['vectors']:,} points ({report.methods['vectors']})"
+        )
+        self.stdout.write(
+            f"  library: indexes rebuilt from the database, {report.library.documents:,} documents, "
+            f"{report.library.passages:,} passages"
         )
         for note in report.notes:
             self.stdout.write(f"  note: {note}")
