@@ -328,6 +328,52 @@
     });
   }
 
+  // Abstracts read, shown Unclear, that cast no vote (as webapp/qa/bottom_line_display.py counts them).
+  function unclearNotVoting(line, verdicts) {
+    const voting = new Set([].concat(line.yes_pmids || [], line.no_pmids || [], line.retracted_pmids || []));
+    return Object.entries(verdicts).filter(([pmid, verdict]) => verdict.label === "UNCLEAR" && !voting.has(pmid)).length;
+  }
+
+  // What decided the bottom line, in the words of webapp/qa/bottom_line_sentence.py (decided_sentence).
+  function decidedSentence(line, verdicts) {
+    const side = line.answer === "yes" || line.answer === "no" ? line.answer : null;
+    const model = line.model_reading || null;
+    const modelWeight = (model && model.weight) || 0;
+    const rounded = Math.round(modelWeight * 10) / 10;
+    const modelPhrase = model
+      ? "the answer model's reading of " + sourceLabel(model.pmid) +
+        (modelWeight > 0 ? " (counted as " + rounded + (rounded === 1 ? " vote)" : " votes)") : "")
+      : "";
+    const weights = line.weights || {};
+    const sidePmids = side === "yes" ? line.yes_pmids : side === "no" ? line.no_pmids : [];
+    const sideVoteWeight = sidePmids.reduce((total, pmid) => total + (weights[pmid] || 0), 0);
+    const modelOnSide = Boolean(model) && model.side === side;
+    const votesDecide = !modelOnSide || (!line.model_alone && modelWeight < sideVoteWeight);
+    if (line.model_alone && model) {
+      return line.title + ": " + modelPhrase + " alone; no abstract votes, as the verifier could not read " +
+        "this question as a claim to check.";
+    }
+    const sides = { yes: line.yes_pmids.length, no: line.no_pmids.length };
+    const parts = [];
+    if (side && votesDecide) {
+      const number = sides[side];
+      delete sides[side];
+      parts.push(number === 1
+        ? "mainly the vote of the 1 abstract that leans " + side
+        : "mainly the votes of the " + number + " abstracts that lean " + side);
+    } else if (side) {
+      parts.push("mainly " + modelPhrase);
+      if (!sides[side]) delete sides[side];
+    } else if (model && model.side) {
+      parts.push(modelPhrase + " leans " + model.side);
+    }
+    Object.entries(sides).forEach(([name, number]) => {
+      parts.push(counted(number, "abstract leans " + name, "abstracts lean " + name));
+    });
+    parts.push(unclearNotVoting(line, verdicts) + " could not be read with confidence");
+    return line.title + ": " + parts.join("; ") + ".";
+  }
+
   function renderBottomLine(data) {
     const line = (data.consensus && data.consensus.bottom_line) || null;
     bottomLineVerdicts = line ? data.consensus.verdicts || {} : {};
@@ -352,19 +398,11 @@
       disagrees.id = "bottom-line-disagrees";
       bottomLineEl.append(disagrees);
     }
-    // Each side's share of the weight, rounded half up as the server rounds (votes weigh unequally, so the counts
-    // alone can point the other way from the answer).
-    const weight = (line.yes_weight || 0) + (line.no_weight || 0);
-    const yesPercent = weight > 0 ? Math.floor((line.yes_weight || 0) / weight * 100 + 0.5) : null;
-    const yesVotes = counted(line.yes_pmids.length, "votes yes", "vote yes");
-    const noVotes = counted(line.no_pmids.length, "votes no", "vote no");
-    let summary = line.model_alone
-      ? "No abstract votes: the verifier could not read this question as a claim to check."
-      : "Rests on " + counted(line.rests_on, "abstract", "abstracts") + ": " + (yesPercent === null
-        ? yesVotes + ", " + noVotes + "."
-        : yesVotes + " (" + yesPercent + "% of the weight), " + noVotes + " (" + (100 - yesPercent) + "%).");
-    if (line.abstaining) {
-      summary += " " + counted(line.abstaining, "other abstract read takes no side.", "other abstracts read take no side.");
+    let summary = decidedSentence(line, bottomLineVerdicts);
+    // The Unclear ones are in the sentence above; the others read found nothing on the question.
+    const others = Math.max((line.abstaining || 0) - unclearNotVoting(line, bottomLineVerdicts), 0);
+    if (others) {
+      summary += " " + counted(others, "other abstract read takes no side.", "other abstracts read take no side.");
     }
     const votes = el("p", "", summary);
     votes.id = "bottom-line-votes";
@@ -384,7 +422,7 @@
     if (line.model_reading || line.model_reading_failed) {
       const model = el("p", "bottom-line-model", line.model_reading
         ? "The answer model, reading the abstract closest to the question, leans " + line.model_reading.side +
-          (line.model_alone ? "; that reading alone decides this bottom line:" : "; its reading is counted in the weight above:")
+          (line.model_alone ? "; that reading alone decides this bottom line:" : "; its reading is counted in the bottom line above:")
         : "The answer model could not be asked to read the closest abstract: the votes above are the verifier's.");
       model.id = "bottom-line-model";
       if (line.model_reading) voteButtons(model, [line.model_reading.pmid]);

@@ -6,13 +6,14 @@ both read as None here, so nothing is said about a bottom line there."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.bottom_line import BOTTOM_LINES
+from verifier.verdicts import UNCLEAR
 from webapp.corpus.source_ids import source_label
+from webapp.qa.bottom_line_sentence import Decision, counted, decided_sentence
 
 # The honest limits, said wherever the bottom line is: it is the verifier's reading, not medical advice.
 LIMITS = (
@@ -30,8 +31,7 @@ def _votes(pmids: Any) -> tuple[Vote, ...]:
     return tuple(Vote(pmid=str(pmid), label=source_label(str(pmid))) for pmid in pmids or ())
 
 
-def _count(number: int, singular: str, plural: str) -> str:
-    return f"{number} {singular if number == 1 else plural}"
+_count = counted
 
 
 @dataclass(frozen=True)
@@ -51,29 +51,38 @@ class ShownBottomLine:
     model_side: str | None = None  # the side it took: yes / no
     model_failed: bool = False  # the rule weighs that reading, and the model could not be asked
     model_alone: bool = False  # no claim could be checked, so that reading alone decided it
+    model_weight: float = 0.0  # what that reading weighed in the rule (0: stored without one)
+    unclear: int = 0  # abstracts read, shown Unclear, that cast no vote
+    vote_weights: Mapping[str, float] = field(default_factory=dict)  # each voting PMID's weight
 
     @property
     def votes_sentence(self) -> str:
-        """'Rests on 3 abstracts: 2 vote yes (81% of the weight), 1 votes no (19%).' Votes weigh by relevance and
-        confidence, so the counts alone can point the other way from the answer; the shares say which side weighs
-        more. An answer stored without weights gets the counts alone."""
-        if self.model_alone:
-            return "No abstract votes: the verifier could not read this question as a claim to check."
-        rests = _count(self.rests_on, "abstract", "abstracts")
-        yes = _count(len(self.yes), "votes yes", "vote yes")
-        no = _count(len(self.no), "votes no", "vote no")
-        total = self.yes_weight + self.no_weight
-        if total <= 0:
-            return f"Rests on {rests}: {yes}, {no}."
-        # Rounded half up, as the page's script rounds, so both write the same words.
-        yes_percent = math.floor(self.yes_weight / total * 100 + 0.5)
-        return f"Rests on {rests}: {yes} ({yes_percent}% of the weight), {no} ({100 - yes_percent}%)."
+        """What decided it, in words (`webapp.qa.bottom_line_sentence`): the heaviest voice, how many abstracts lean
+        each way, how many could not be read with confidence."""
+        side = self.answer if self.answer in ("yes", "no") else None
+        votes = self.yes if side == "yes" else self.no if side == "no" else ()
+        return decided_sentence(
+            Decision(
+                title=self.title,
+                side=side,
+                leaning_yes=len(self.yes),
+                leaning_no=len(self.no),
+                unclear=self.unclear,
+                model_label=self.model_vote.label if self.model_vote else None,
+                model_side=self.model_side,
+                model_weight=self.model_weight,
+                model_alone=self.model_alone,
+                side_vote_weight=sum(self.vote_weights.get(vote.pmid, 0.0) for vote in votes),
+            )
+        )
 
     @property
     def abstaining_sentence(self) -> str:
-        if not self.abstaining:
+        # The Unclear ones are said in votes_sentence; the others read found nothing on the question.
+        others = max(self.abstaining - self.unclear, 0)
+        if not others:
             return ""
-        return _count(self.abstaining, "other abstract read takes no side.", "other abstracts read take no side.")
+        return _count(others, "other abstract read takes no side.", "other abstracts read take no side.")
 
     @property
     def retracted_sentence(self) -> str:
@@ -93,7 +102,7 @@ class ShownBottomLine:
         if self.model_vote is not None:
             return (
                 f"The answer model, reading the abstract closest to the question, leans {self.model_side}; "
-                "its reading is counted in the weight above:"
+                "its reading is counted in the bottom line above:"
             )
         if self.model_failed:
             return (
@@ -133,7 +142,17 @@ def shown_bottom_line(consensus: Mapping[str, Any] | None) -> ShownBottomLine | 
         model_side=str(model["side"]) if model else None,
         model_failed=bool(stored.get("model_reading_failed")),
         model_alone=bool(stored.get("model_alone")),
+        model_weight=float((model or {}).get("weight") or 0.0),
+        unclear=_unclear_not_voting(consensus or {}, stored),
+        vote_weights={str(pmid): float(weight) for pmid, weight in (stored.get("weights") or {}).items()},
     )
+
+
+def _unclear_not_voting(consensus: Mapping[str, Any], stored: Mapping[str, Any]) -> int:
+    """Abstracts the verifier read without confidence (shown Unclear) that cast no vote and are not retracted."""
+    voting = {str(pmid) for key in ("yes_pmids", "no_pmids", "retracted_pmids") for pmid in stored.get(key) or ()}
+    verdicts = consensus.get("verdicts") or {}
+    return sum(1 for pmid, verdict in verdicts.items() if verdict.get("label") == UNCLEAR and str(pmid) not in voting)
 
 
 def bottom_line_context(consensus: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -150,7 +169,8 @@ def bottom_line_markdown(bottom_line: ShownBottomLine | None, *, escape: Callabl
     """The Markdown export's "Bottom line" section, put before its "Consensus"; `escape` makes stored text inert."""
     if bottom_line is None:
         return []
-    summary = " ".join(part for part in (bottom_line.votes_sentence, bottom_line.abstaining_sentence) if part)
+    # The sentence names the stored title and the model's abstract: stored text, so escaped like the rest.
+    summary = escape(" ".join(part for part in (bottom_line.votes_sentence, bottom_line.abstaining_sentence) if part))
     lines = ["", "## Bottom line", "", f"**{escape(bottom_line.title)}.** {summary}", ""]
     for name, votes in (
         (("Vote yes", bottom_line.yes), ("Vote no", bottom_line.no)) if not bottom_line.model_alone else ()

@@ -28,7 +28,10 @@ pytestmark = pytest.mark.django_db
 
 # answer_with_references retrieves the first two; the others were read for the consensus only.
 YES_A, NO_A, YES_B, SILENT, RETRACTED = "10000001", "10000002", "30000003", "30000004", "30000005"
-VOTES = "Rests on 3 abstracts: 2 vote yes (76% of the weight), 1 votes no (24%). 1 other abstract read takes no side."
+VOTES = (
+    "Yes: mainly the votes of the 2 abstracts that lean yes; 1 abstract leans no; 0 could not be read with "
+    "confidence. 1 other abstract read takes no side."
+)
 DISAGREEMENT = "The written answer below says no, but the abstracts' votes say Yes: read the sources."
 DISAGREEMENT_HTML = escape(DISAGREEMENT)  # the apostrophe, as the page's autoescape writes it
 
@@ -165,7 +168,11 @@ def test_a_bottom_line_no_one_votes_in_says_so_and_lists_no_voters(
     question = _question(role_users[RESEARCHER], _consensus(bottom_line=line))
     section = _section(researcher_client.get(f"/questions/{question.pk}/").content.decode())
     assert '<span id="bottom-line-title">Not enough evidence</span>' in section
-    assert "Rests on 0 abstracts: 0 vote yes, 0 vote no. 5 other abstracts read take no side." in section
+    assert (
+        # The fixture's Unclear abstract votes in no side here: it is said apart from the other four.
+        "Not enough evidence: 0 abstracts lean yes; 0 abstracts lean no; 1 could not be read with confidence. "
+        "4 other abstracts read take no side."
+    ) in section
     assert "bottom-line-voters" not in section
     assert "retracted" not in section
     assert LIMITS in section
@@ -267,8 +274,9 @@ def test_the_script_fills_the_bottom_line_in_the_same_words_as_text_only() -> No
     assert "renderBottomLine(data);" in script, "each poll keeps it current"
     assert f'"{LIMITS}"' in script
     for words in (
-        "Rests on ",
-        "% of the weight), ",
+        "function decidedSentence(line, verdicts)",
+        " could not be read with confidence",
+        "the answer model's reading of ",
         "other abstracts read take no side.",
         "retracted papers did not vote:",
         "sources.",
@@ -279,8 +287,8 @@ def test_the_script_fills_the_bottom_line_in_the_same_words_as_text_only() -> No
 
 
 MODEL_SENTENCE = (
-    "The answer model, reading the abstract closest to the question, leans no; its reading is counted in the weight "
-    "above:"
+    "The answer model, reading the abstract closest to the question, leans no; its reading is counted in the bottom "
+    "line above:"
 )
 MODEL_FAILED = "The answer model could not be asked to read the closest abstract: the votes above are the verifier's."
 
@@ -331,5 +339,31 @@ def test_a_bottom_line_stored_before_the_models_reading_reads_as_one_without_it_
 def test_the_script_says_the_models_reading_in_the_same_words() -> None:
     script = (django_settings.BASE_DIR / "static" / "verimed.js").read_text()
     assert '"The answer model, reading the abstract closest to the question, leans "' in script
-    assert '"; its reading is counted in the weight above:"' in script
+    assert '"; its reading is counted in the bottom line above:"' in script
     assert f'"{MODEL_FAILED}"' in script
+
+
+def test_a_bottom_line_the_models_reading_decides_says_so_first(
+    researcher_client: Client, role_users: dict[str, User]
+) -> None:
+    line = _bottom_line(
+        answer="no",
+        yes_pmids=(YES_A,),
+        no_pmids=(NO_A,),
+        abstaining=2,
+        weights={YES_A: 0.9, NO_A: 0.4},
+        yes_weight=0.9,
+        no_weight=4.4,
+        stance=None,
+        model_reading=ModelReading(pmid=NO_A, log_odds_no=-1.2),
+        model_side="no",
+    )
+    question = _question(role_users[RESEARCHER], _consensus(bottom_line=line, model_weight=4.0))
+    decided = (
+        f"No: mainly the answer model's reading of PMID {NO_A} (counted as 4 votes); 1 abstract leans yes; "
+        "1 abstract leans no; 1 could not be read with confidence. 1 other abstract read takes no side."
+    )
+    for name, page in _pages(researcher_client, question).items():
+        assert f'<p id="bottom-line-votes">{escape(decided)}</p>' in _section(page), name
+    markdown = researcher_client.get(f"/questions/{question.pk}/export.md").content.decode()
+    assert "mainly the answer model's reading of PMID" in markdown

@@ -509,7 +509,7 @@ def test_the_models_reading_alone_is_said_as_such_on_the_page_the_api_and_the_ex
     assert api["consensus"]["claim"] is None
     assert api["consensus"]["bottom_line"]["model_alone"] is True
     page = researcher_client.get(f"/questions/{question.pk}/").content.decode()
-    assert "No abstract votes: the verifier could not read this question as a claim to check." in page
+    assert "alone; no abstract votes, as the verifier could not read this question as a claim to check." in page
     assert "leans no; that reading alone decides this bottom line:" in page
     assert f'data-pmid="{CONTRADICTING}"' in page
     markdown = researcher_client.get(f"/questions/{question.pk}/export.md").content.decode()
