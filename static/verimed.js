@@ -226,6 +226,7 @@
   // While the corpus is still being embedded, the dense leg of search saw only part of it: say how much.
   function showSemanticCoverage(data) {
     const note = document.getElementById("semantic-coverage-note");
+    if (!note) return; // a question over the asker's library alone: no PubMed index to cover
     const share = data.semantic_coverage;
     const mode = (data.settings.retrieval || {}).mode;
     const partial = share !== null && share !== undefined && share < 1 && mode !== "lexical";
@@ -460,7 +461,11 @@
     }
     showStages(data.status);
     view.dataset.status = data.status;
-    statusEl.textContent = data.status === "failed" ? "Failed: " + data.error : STATUS_TEXT[data.status] || data.status;
+    const libraryOnly = ((data.settings || {}).filters || {}).sources === "library";
+    statusEl.textContent = data.status === "failed"
+      ? "Failed: " + data.error
+      : (libraryOnly && data.status === "retrieving" ? "Retrieving pages of your library…" : null) ||
+        STATUS_TEXT[data.status] || data.status;
     // Retrieved questions wait for the model with the status "retrieving"; the place in line says so.
     if ((data.status === "queued" || data.status === "retrieving") && data.queue_position > 1) {
       const ahead = data.queue_position - 1;

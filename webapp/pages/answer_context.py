@@ -12,7 +12,7 @@ from indexer.study_design import DESIGNS
 from webapp.qa.access import question_cancellable, question_followable, question_shareable, question_viewable
 from webapp.qa.bottom_line_display import bottom_line_context
 from webapp.qa.models import Question
-from webapp.qa.search_options import search_summary
+from webapp.qa.search_options import library_only, search_summary
 from webapp.qa.services.admission import question_max_chars
 from webapp.qa.threads import follow_up_draft_open, question_ancestors
 
@@ -36,6 +36,7 @@ def question_context(request: HttpRequest, question: Question, *, read_only: boo
         "json_url": json_url,
         "exports": exports,
         "search_summary": search_summary(question.settings),
+        "library_only": library_only(question.settings),
         "can_cancel": not read_only and question_cancellable(user=request.user, question=question),
         "can_share": owner,
         "share_url": share_url,

@@ -40,6 +40,13 @@ TOP_K_CHOICES: Final = (5, 10, 15, 20)
 # Where a question searched, when not PubMed alone (the default, which the summary leaves unsaid).
 SOURCES_SHOWN: Final = {"library": "In my library", "both": "In PubMed and my library"}
 DEFAULT_TOP_K: Final = 10
+# What a question's retrieved sources are called: a library's are pages of the papers uploaded, not abstracts.
+SOURCE_UNITS: Final = {"pubmed": "abstracts", "library": "pages", "both": "abstracts and pages"}
+
+
+def library_only(settings: dict[str, Any]) -> bool:
+    """The question searched the asker's own library alone: nothing of PubMed, so nothing of its vector index."""
+    return (settings.get("filters") or {}).get("sources") == "library"
 
 
 def preset_for(retrieval: dict[str, Any]) -> FusionPreset | None:
@@ -76,7 +83,8 @@ def search_summary(settings: dict[str, Any]) -> str:
         parts.append("query expanded from the first results")
     if retrieval.get("rerank"):
         parts.append(f"reranked (top {retrieval.get('rerank_candidates')})")
-    parts.append(f"{retrieval.get('top_k', DEFAULT_TOP_K)} abstracts")
+    units = SOURCE_UNITS.get(filters.get("sources", "pubmed"), "abstracts")
+    parts.append(f"{retrieval.get('top_k', DEFAULT_TOP_K)} {units}")
     year_from, year_to = filters.get("year_from"), filters.get("year_to")
     if year_from or year_to:
         parts.append(f"years {year_from or '…'}\u2013{year_to or '…'}")
