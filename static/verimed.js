@@ -255,6 +255,15 @@
     return consensus.closest_read ? phrase + " and the one the search found closest to the question" : phrase;
   }
 
+  // Said before the counts when more than half of the abstracts read are Unclear (webapp/qa/consensus_export.py,
+  // `unsure_sentence`): the meter is no firmer than the verifier was.
+  function consensusUnsure(consensus) {
+    const unclear = consensus.unclear || 0;
+    if (consensus.read <= 0 || unclear * 2 <= consensus.read) return "";
+    return "Most of these abstracts (" + unclear + " of " + consensus.read + ") could not be read with confidence; " +
+      "the counts below are uncertain.";
+  }
+
   function renderConsensus(data) {
     const section = document.getElementById("consensus");
     const consensus = data.consensus;
@@ -266,6 +275,9 @@
     if (section.hidden) return;
     document.getElementById("consensus-claim").textContent =
       "Checked as the claim “" + consensus.claim + "” against " + consensusReadPhrase(consensus) + ".";
+    const unsure = document.getElementById("consensus-unsure");
+    unsure.textContent = consensusUnsure(consensus);
+    unsure.hidden = !unsure.textContent;
     const meter = document.getElementById("consensus-meter");
     meter.replaceChildren();
     const sources = window.VeriMedBadges.sourcesByPmid(data);

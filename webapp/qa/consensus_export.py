@@ -64,6 +64,21 @@ class ExportedConsensus:
     def enough(self) -> bool:
         return self.speaking >= self.speaking_minimum
 
+    @property
+    def unsure_sentence(self) -> str:
+        """Said before the counts when more than half of the abstracts read are Unclear, so no one reads the meter as
+        firmer than the verifier was; empty otherwise. static/verimed.js (`consensusUnsure`) says the same."""
+        return unsure_sentence(sum(len(group.papers) for group in self.groups if group.key == "unclear"), self.read)
+
+
+def unsure_sentence(unclear: int, read: int) -> str:
+    if read <= 0 or unclear * 2 <= read:
+        return ""
+    return (
+        f"Most of these abstracts ({unclear} of {read}) could not be read with confidence; the counts below are "
+        "uncertain."
+    )
+
 
 def consensus_pmids(stored: Mapping[str, Any] | None) -> set[str]:
     """The PMIDs a stored consensus names, whose articles `exported_consensus` reads."""
@@ -110,6 +125,8 @@ def consensus_markdown(
         return []
     counts = [group.phrase for group in consensus.groups]
     lines = ["", "## Consensus", "", f"Checked as the claim: *{escape(consensus.claim)}*", ""]
+    if consensus.unsure_sentence:
+        lines += [f"**{consensus.unsure_sentence}**", ""]
     lines += [f"Of {consensus.read_phrase}, {', '.join(counts[:-1])} and {counts[-1]}.", ""]
     for group in consensus.groups:
         papers = ", ".join(
