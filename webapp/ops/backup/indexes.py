@@ -168,16 +168,26 @@ def indexes_clear(part: IndexesPart) -> list[str]:
     pointer_path().unlink(missing_ok=True)
     for role in (LEXICAL, VECTORS):
         leg = configured_leg(role, part.generation)
-        if leg.folder and leg.folder.exists() and not leg.folder.is_relative_to(index_dir):
-            shutil.rmtree(leg.folder)
-            removed.append(str(leg.folder))
-        elif leg.server:
-            server_drop(leg)
-            removed.append(f"{leg.role} index {leg.name}")
+        if leg.folder and leg.folder.is_relative_to(index_dir):
+            continue  # a generation's folder, removed above
+        if (what := leg_drop(leg)) is not None:
+            removed.append(what)
     return removed
 
 
-def server_drop(leg: Leg) -> None:
+def leg_drop(leg: Leg, *, owner: str = "") -> str | None:
+    """Remove a leg's folder, or drop its server index; what was removed (`owner` heads a server index's name), or
+    None when there was nothing."""
+    if leg.folder is not None and leg.folder.exists():
+        shutil.rmtree(leg.folder)
+        return str(leg.folder)
+    if leg.server:
+        _server_drop(leg)
+        return f"{owner}{leg.role} index {leg.name}"
+    return None
+
+
+def _server_drop(leg: Leg) -> None:
     config = settings.VERIMED.engines
     if leg.role == LEXICAL:
         from opensearchpy import OpenSearch

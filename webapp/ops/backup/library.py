@@ -6,7 +6,6 @@ target's earlier site would stay searchable by whoever has that owner id in the 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from indexer.errors import IndexerError
@@ -18,7 +17,7 @@ from webapp.library.engines import (
     release_library_engines,
 )
 from webapp.library.indexing import Reindexed, library_reindex
-from webapp.ops.backup.indexes import LEXICAL, VECTORS, IndexBackupError, Leg, server_drop
+from webapp.ops.backup.indexes import LEXICAL, VECTORS, IndexBackupError, Leg, leg_drop
 
 
 def library_leg(role: str) -> Leg:
@@ -62,16 +61,8 @@ def _server_count(role: str) -> int:
 def library_clear() -> list[str]:
     """With --force: drop the target's library indexes, so that only the restored documents are in them afterwards."""
     release_library_engines()
-    removed = []
-    for role in (LEXICAL, VECTORS):
-        leg = library_leg(role)
-        if leg.folder is not None and leg.folder.exists():
-            shutil.rmtree(leg.folder)
-            removed.append(str(leg.folder))
-        elif leg.server:
-            server_drop(leg)
-            removed.append(f"the library's {role} index {leg.name}")
-    return removed
+    dropped = (leg_drop(library_leg(role), owner="the library's ") for role in (LEXICAL, VECTORS))
+    return [what for what in dropped if what is not None]
 
 
 def library_rebuild() -> Reindexed:
