@@ -31,9 +31,6 @@ def _votes(pmids: Any) -> tuple[Vote, ...]:
     return tuple(Vote(pmid=str(pmid), label=source_label(str(pmid))) for pmid in pmids or ())
 
 
-_count = counted
-
-
 @dataclass(frozen=True)
 class ShownBottomLine:
     answer: str  # one of verifier.bottom_line.BOTTOM_LINES; empty if the stored one is none of them
@@ -82,13 +79,13 @@ class ShownBottomLine:
         others = max(self.abstaining - self.unclear, 0)
         if not others:
             return ""
-        return _count(others, "other abstract read takes no side.", "other abstracts read take no side.")
+        return counted(others, "other abstract read takes no side.", "other abstracts read take no side.")
 
     @property
     def retracted_sentence(self) -> str:
         if not self.retracted:
             return ""
-        return _count(len(self.retracted), "retracted paper did not vote:", "retracted papers did not vote:")
+        return counted(len(self.retracted), "retracted paper did not vote:", "retracted papers did not vote:")
 
     @property
     def model_sentence(self) -> str:
