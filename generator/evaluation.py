@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import statistics
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.answer import ContextAbstract
+from generator.answer_model_stance import STANCES, llm_stance
 from generator.base import LLM, LLMSettings, TokenCounter
 from generator.citations import NormalizedAnswer
 from generator.claims import claims_from_answer
@@ -28,7 +28,6 @@ from generator.context_focus import focused_context, packed_context
 from generator.generate import generate_answer
 from generator.generation_settings import GenerationSettings
 from generator.packing import PackedContext
-from generator.prompts import STANCE_SYSTEM, STANCE_USER
 from generator.reading_rate import ReadingRate, measure_reading_rate
 from generator.registry import build_llm, build_token_counter
 from generator.serve import served_model
@@ -39,7 +38,6 @@ from indexer.records import ArticleRecord
 
 Write = Callable[[str], None]
 
-STANCES = ("yes", "no", "maybe")
 
 
 @dataclass(frozen=True)
@@ -84,11 +82,6 @@ def build_index(items: Sequence[PubMedQAItem], directory: Path, embedder: Embedd
     """Index the abstracts, or reuse the index a previous run built for the same abstracts."""
     records = [ArticleRecord(pmid=item.pmid, title="", abstract=item.abstract) for item in items]
     return build_evaluation_index(records, directory, embedder)
-
-
-def parse_stance(reply: str) -> str:
-    first = re.match(r"\W*([a-z]+)", reply.lower())
-    return first.group(1) if first and first.group(1) in STANCES else "maybe"
 
 
 @dataclass
@@ -242,19 +235,6 @@ def answer_prompt(
         options=generation,
     )
     return packed_context(question, context, generation, counter=counter)
-
-
-def llm_stance(llm: LLM, question: str, answer_text: str) -> str:
-    """The answer's stance as the same LLM reads it in a separate short call: yes, no or maybe."""
-    return parse_stance(
-        llm.complete_chat(
-            [
-                {"role": "system", "content": STANCE_SYSTEM},
-                {"role": "user", "content": STANCE_USER.format(question=question, answer=answer_text)},
-            ],
-            max_tokens=3,
-        )
-    )
 
 
 def _score(

@@ -39,6 +39,7 @@ _ABSTRACT = re.compile(
 _QUESTION = re.compile(r"^(?:Question|Instruction): (?P<question>.*)$", re.M)
 _JUDGE = re.compile(r"Claim: (?P<claim>.*)\nEvidence: (?P<evidence>.*)\nAnswer:", re.S)
 _READING = re.compile(r"^Abstract: (?P<abstract>.*)\n\nQuestion: (?P<question>.*)\n\nAnswer with", re.S)
+_STANCE = re.compile(r"^Question: .*\nAnswer: (?P<answer>.*)\nStance \(yes, no or maybe\):$", re.S)
 _FOLLOW_UP = re.compile(r"^Follow-up question: (?P<follow_up>.*)\nStandalone question:$", re.M)
 _EARLIER_QUESTION = re.compile(r"^Earlier question: (?P<question>.*)$", re.M)
 _WORD = re.compile(r"[^\W_]+")
@@ -138,6 +139,9 @@ class FakeLLM:
         judged = _JUDGE.search(prompt)
         if judged:
             return overlap_label(judged.group("claim"), judged.group("evidence"))[0]
+        stance = _STANCE.search(prompt)
+        if stance:  # the answer's stance (generator.answer_model_stance): a negated answer says no
+            return "no" if _is_negated(stance.group("answer")) else "yes"
         follow_up = _FOLLOW_UP.search(prompt)
         if follow_up:
             return rewritten_follow_up(prompt, follow_up.group("follow_up"))

@@ -404,9 +404,11 @@
     title.id = "bottom-line-title";
     heading.append(title);
     bottomLineEl.append(heading);
-    if (line.answer_disagrees) {
+    // The bottom line, not "the abstracts' votes": the answer model's reading may be what decided it.
+    const said = {yes: "no", no: "yes"}[line.answer];
+    if (line.answer_disagrees && said) {
       const disagrees = el("p", "bottom-line-disagrees",
-        "The written answer below says " + line.answer_stance + ", but the abstracts' votes say " + line.title +
+        "The written answer below says " + said + ", but the bottom line says " + line.title +
         ": read the sources.");
       disagrees.id = "bottom-line-disagrees";
       bottomLineEl.append(disagrees);

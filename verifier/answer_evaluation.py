@@ -41,8 +41,9 @@ from typing import Any
 
 from sklearn.metrics import f1_score
 
+from generator.answer_model_stance import llm_stance
 from generator.base import LLM, LLMSettings, TokenCounter
-from generator.evaluation import answer_prompt, index_search, llm_stance, served_llm
+from generator.evaluation import answer_prompt, index_search, served_llm
 from generator.generate import generate_answer
 from generator.generation_settings import GenerationSettings
 from generator.registry import build_llm, build_token_counter

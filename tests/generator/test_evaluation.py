@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from generator.evaluation import GenerationRun, PubMedQAItem, evaluation_order, load_pqal, parse_stance
+from generator.answer_model_stance import parse_stance
+from generator.evaluation import GenerationRun, PubMedQAItem, evaluation_order, load_pqal
 
 DECISIONS = ["yes"] * 30 + ["no"] * 20 + ["maybe"] * 10
 

@@ -108,13 +108,12 @@ class ShownBottomLine:
         return ""
 
     def disagreement_sentence(self, where: str) -> str:
-        """Said only when the written answer takes the other side; `where` places the answer ("below", "above")."""
-        if not self.answer_disagrees:
+        """Said only when the written answer takes the other side; `where` places the answer ("below", "above").
+        The bottom line, not "the abstracts' votes": the answer model's reading may be what decided it."""
+        said = {"yes": "no", "no": "yes"}.get(self.answer)
+        if not self.answer_disagrees or said is None:
             return ""
-        return (
-            f"The written answer {where} says {self.answer_stance}, but the abstracts' votes say {self.title}: "
-            "read the sources."
-        )
+        return f"The written answer {where} says {said}, but the bottom line says {self.title}: read the sources."
 
 
 def shown_bottom_line(consensus: Mapping[str, Any] | None) -> ShownBottomLine | None:

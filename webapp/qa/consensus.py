@@ -8,13 +8,16 @@ that was checked and each abstract's verdict with the evidence the verifier read
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from generator.errors import GenerationError
 from verifier.bottom_line import (
+    NO,
+    SIDES,
+    YES,
     AbstractReader,
     BottomLine,
     BottomLineRule,
@@ -45,6 +48,8 @@ from webapp.qa.models import Question
 logger = logging.getLogger(__name__)
 
 CONSENSUS_KEYS = {label: label.lower() for label in CONSENSUS_LABELS}
+
+AnswerStanceReader = Callable[[], str | None]  # the answer model's reading of the written answer's stance
 
 
 def consensus_json(
@@ -81,12 +86,19 @@ def consensus_json(
 
 
 def bottom_line_json(
-    bottom_line: BottomLine, *, model_weight: float = 0.0, model_reading_failed: bool = False, model_alone: bool = False
+    bottom_line: BottomLine,
+    *,
+    model_weight: float = 0.0,
+    model_reading_failed: bool = False,
+    model_alone: bool = False,
+    answer_model_stance: str | None = None,
 ) -> dict[str, Any]:
     """The bottom line as the page, the API and the exports read it (`verifier.bottom_line` says how it is decided);
     `model_weight` is what the answer LLM's reading weighed, `model_alone` that no abstract was read by the verifier
-    (the question's claim could not be read), so that reading alone decided it."""
+    (the question's claim could not be read), so that reading alone decided it; `answer_model_stance` the written
+    answer's stance as the answer model reads it (`generator.answer_model_stance`), asked only of a Yes or a No."""
     stance = bottom_line.stance
+    opposite = {YES: NO, NO: YES}.get(bottom_line.answer)
     return {
         "answer": bottom_line.answer,
         "title": bottom_line.title,
@@ -113,8 +125,10 @@ def bottom_line_json(
         ),
         "model_reading_failed": model_reading_failed,
         "model_alone": model_alone,
-        # The answer's text takes the other side of a Yes or No: the page says so rather than show both silently.
-        "answer_disagrees": (stance, bottom_line.answer) in (("yes", "no"), ("no", "yes")),
+        "answer_model_stance": answer_model_stance,
+        # The answer's text takes the other side of a Yes or No, as either reader finds it: the page says so rather
+        # than show both silently. The verifier is often Unclear on an answer's words; the model rarely is.
+        "answer_disagrees": opposite is not None and opposite in (stance, answer_model_stance),
     }
 
 
@@ -131,12 +145,15 @@ def question_consensus(
     rule: BottomLineRule,
     answer_text: str = "",
     read_model: AbstractReader | None = None,
+    read_answer_stance: AnswerStanceReader | None = None,
 ) -> dict[str, Any] | None:
     """The consensus of the question's first retrieved abstracts on its claim, with its bottom line; None when it
     does not ask yes or no by its form. `answer_text` is the answer's own words, read for its stance; `read_model`
-    the answer LLM's reading of an abstract, asked when the rule weighs it. A question asked yes or no whose claim
-    the rewrite cannot read has no votes: its bottom line is that reading alone (`model_alone_consensus`), and it
-    has none when the rule does not weigh the reading or the reading could not be made."""
+    the answer LLM's reading of an abstract, asked when the rule weighs it; `read_answer_stance` the answer model's
+    reading of the written answer's stance, asked only when the bottom line is Yes or No (`own_answer_stance`).
+    A question asked yes or no whose claim the rewrite cannot read has no votes: its bottom line is that reading
+    alone (`model_alone_consensus`), and it has none when the rule does not weigh the reading or the reading could
+    not be made."""
     if not is_yes_no_question(question.text):
         return None
     claim = yes_no_claim(question.text)
@@ -171,7 +188,7 @@ def question_consensus(
         retrieved = retrieved_abstracts(
             [abstract.pmid for abstract in abstracts], relevance=relevance, retracted=retracted
         )
-        return model_alone_consensus(read_model, question, rule, retrieved, abstracts)
+        return model_alone_consensus(read_model, question, rule, retrieved, abstracts, read_answer_stance)
     consensus = claim_consensus(verifier, claim, abstracts)
     votes = consensus_votes(consensus, retracted=retracted, relevance=relevance)
     stance = answer_stance(verifier, claim, answer_text) if answer_text else None
@@ -181,7 +198,12 @@ def question_consensus(
     bottom_line = decide_bottom_line(votes, rule, stance=stance, model_reading=model_reading)
     model_weight = rule.model_weight if model_reading is not None else 0.0
     return consensus_json(
-        consensus, bottom_line, closest_read=closest_read, model_weight=model_weight, model_reading_failed=failed
+        consensus,
+        bottom_line,
+        closest_read=closest_read,
+        model_weight=model_weight,
+        model_reading_failed=failed,
+        answer_model_stance=own_answer_stance(read_answer_stance, bottom_line, question),
     )
 
 
@@ -191,6 +213,7 @@ def model_alone_consensus(
     rule: BottomLineRule,
     retrieved: Sequence[RetrievedAbstract],
     abstracts: Sequence[CitedAbstract],
+    read_answer_stance: AnswerStanceReader | None = None,
 ) -> dict[str, Any] | None:
     """The consensus of a question with no claim to check: no abstract is read by the verifier (`claim` None, `read`
     0), and the bottom line is the answer LLM's reading of the closest abstract alone, under the rule's cut. None
@@ -199,7 +222,27 @@ def model_alone_consensus(
     if model_reading is None:
         return None
     bottom_line = decide_bottom_line((), rule, model_reading=model_reading)
-    return consensus_json(Consensus(claim=None, verdicts=()), bottom_line, model_weight=rule.model_weight)
+    return consensus_json(
+        Consensus(claim=None, verdicts=()),
+        bottom_line,
+        model_weight=rule.model_weight,
+        answer_model_stance=own_answer_stance(read_answer_stance, bottom_line, question),
+    )
+
+
+def own_answer_stance(
+    read_answer_stance: AnswerStanceReader | None, bottom_line: BottomLine, question: Question
+) -> str | None:
+    """The answer model's reading of the written answer's stance (yes, no or maybe), asked only when the bottom line
+    is Yes or No: only then can the answer disagree with it. None when not asked or when asking failed: a model
+    server that is down leaves the check to the verifier's reading of the answer."""
+    if read_answer_stance is None or bottom_line.answer not in SIDES:
+        return None
+    try:
+        return read_answer_stance()
+    except GenerationError:
+        logger.warning("question %s: the answer model's stance could not be read", question.pk, exc_info=True)
+        return None
 
 
 def _model_reading(
@@ -221,12 +264,18 @@ def question_consensus_or_none(
     rule: BottomLineRule,
     answer_text: str = "",
     read_model: AbstractReader | None = None,
+    read_answer_stance: AnswerStanceReader | None = None,
 ) -> dict[str, Any] | None:
     """`question_consensus`, or None when making it failed: the consensus is an extra beside the answer, so whatever
     goes wrong (a time limit included) is logged and leaves it out, and the answer's own verdicts are stored."""
     try:
         return question_consensus(
-            question=question, verifier=verifier, rule=rule, answer_text=answer_text, read_model=read_model
+            question=question,
+            verifier=verifier,
+            rule=rule,
+            answer_text=answer_text,
+            read_model=read_model,
+            read_answer_stance=read_answer_stance,
         )
     except Exception:
         logger.exception("question %s: the consensus could not be made; the answer is stored without it", question.pk)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypedDict
 
+from generator.answer_model_stance import STANCES
 from indexer.records import CORRECTION_REF_TYPES
 from indexer.study_design import DESIGNS
 from verifier.bottom_line import BOTTOM_LINES, SIDES, TITLES
@@ -248,8 +249,21 @@ class BottomLinePayload(TypedDict):
             choices=SIDES,
         ),
     ]
+    answer_model_stance: Annotated[
+        str | None,
+        Doc(
+            "What the written answer says, as the answer model reads it (its opening yes or no, else a short call): "
+            "yes, no or maybe; null when the bottom line is neither Yes nor No (it is not asked), the model could "
+            "not be asked, or the answer predates it.",
+            choices=STANCES,
+        ),
+    ]
     answer_disagrees: Annotated[
-        bool, Doc("The written answer says yes and the bottom line is No, or the other way round.")
+        bool,
+        Doc(
+            "The written answer says yes and the bottom line is No, or the other way round, as either reader finds "
+            "it (`answer_stance` or `answer_model_stance`)."
+        ),
     ]
     model_reading: Annotated[
         ModelReadingPayload | None,

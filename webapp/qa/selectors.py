@@ -69,7 +69,13 @@ def _consensus(stored: dict[str, Any] | None) -> ConsensusPayload | None:
         return None
     bottom_line = stored.get("bottom_line")
     if bottom_line is not None:  # stored before the LLM's reading existed: it had none
-        bottom_line = {"model_reading": None, "model_reading_failed": False, "model_alone": False, **bottom_line}
+        bottom_line = {
+            "model_reading": None,
+            "model_reading_failed": False,
+            "model_alone": False,
+            "answer_model_stance": None,  # stored before the answer model read its own answer's stance
+            **bottom_line,
+        }
     # A consensus stored before the closest candidate was read beside the first retrieved read none.
     return cast(ConsensusPayload, {"closest_read": None, **stored, "bottom_line": bottom_line})
 

@@ -32,7 +32,7 @@ VOTES = (
     "Yes: mainly the votes of the 2 abstracts that lean yes; 1 abstract leans no; 0 could not be read with "
     "confidence. 1 other abstract read takes no side."
 )
-DISAGREEMENT = "The written answer below says no, but the abstracts' votes say Yes: read the sources."
+DISAGREEMENT = "The written answer below says no, but the bottom line says Yes: read the sources."
 DISAGREEMENT_HTML = escape(DISAGREEMENT)  # the apostrophe, as the page's autoescape writes it
 
 
@@ -146,7 +146,7 @@ def test_the_disagreement_is_said_only_when_the_written_answer_takes_the_other_s
     assert ('id="bottom-line-disagrees"' in section) is says
     assert (DISAGREEMENT_HTML in section) is says
     markdown = researcher_client.get(f"/questions/{question.pk}/export.md").content.decode()
-    above = "**The written answer above says no, but the abstracts' votes say Yes: read the sources.**"
+    above = "**The written answer above says no, but the bottom line says Yes: read the sources.**"
     assert (above in markdown) is says
     assert "written answer" not in markdown.replace(above, "")
 

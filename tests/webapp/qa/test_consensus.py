@@ -535,3 +535,85 @@ def test_the_verify_stage_tokenizes_the_yes_and_no_spellings_once_per_served_mod
         assert Question.objects.get(pk=question.pk).consensus["bottom_line"]["model_reading"] is not None
 
     assert sorted(asked) == sorted([*YES_SPELLINGS, *NO_SPELLINGS]), "once for both questions"
+
+
+def test_the_answer_models_own_stance_shows_a_disagreement_the_verifier_cannot_read(
+    fake_verifier: None,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    role_users: dict[str, User],
+    researcher_client: Client,
+) -> None:
+    """The bottom line is No (the model's reading of the contradicting abstract decides it); the answer opens with
+    "Yes" in words the verifier cannot read against the claim, so only the answer model's own stance finds the
+    disagreement, and the page and the API both show it."""
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_SERVER_KIND="fake")
+    monkeypatch.setattr(verify, "bottom_line_rule", lambda model: READ_BY_MODEL)
+    question = _answered(role_users[RESEARCHER])
+    _closest(question, CONTRADICTING)
+    Question.objects.filter(pk=question.pk).update(answer_text=f"Yes: the trials agree (PUBMED:{SUPPORTING}).")
+
+    verify.question_verify(question_id=question.pk)
+
+    line = Question.objects.get(pk=question.pk).consensus["bottom_line"]
+    assert line["answer"] == "no"
+    assert line["answer_stance"] is None, "the verifier finds no side in the answer's words"
+    assert (line["answer_model_stance"], line["answer_disagrees"]) == ("yes", True)
+    page = researcher_client.get(f"/questions/{question.pk}/").content.decode()
+    assert 'id="bottom-line-disagrees"' in page
+    assert "The written answer below says yes, but the bottom line says No: read the sources." in page
+    api = researcher_client.get(f"/api/v1/questions/{question.pk}").json()["consensus"]["bottom_line"]
+    assert (api["answer_model_stance"], api["answer_disagrees"]) == ("yes", True)
+
+
+def test_the_answer_models_stance_is_asked_only_of_a_yes_or_a_no(fake_verifier: None) -> None:
+    """Under a rule that weighs every vote alike, one yes and one no make Mixed evidence: nothing to disagree with."""
+    question = _answered(None)
+    asked: list[str] = []
+
+    def read_answer_stance() -> str:
+        asked.append("asked")
+        return "yes"
+
+    consensus = question_consensus(
+        question=question,
+        verifier=answer_verifier(default_pipeline_settings()),
+        rule=BottomLineRule(rank_decay=1.0, unclear_weight=1.0, minimum_weight=0.1, majority=0.6),
+        answer_text=ANSWER,
+        read_answer_stance=read_answer_stance,
+    )
+
+    assert consensus is not None
+    assert consensus["bottom_line"]["answer"] == "mixed"
+    assert (consensus["bottom_line"]["answer_model_stance"], asked) == (None, [])
+    assert consensus["bottom_line"]["answer_disagrees"] is False
+
+
+def test_a_model_that_cannot_read_the_answers_stance_leaves_the_check_to_the_verifier(
+    fake_verifier: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    question = _answered(None)
+    _closest(question, CONTRADICTING)
+    fake = LLMSettings(base_url="http://unused", model="fake", server_kind="fake")
+    reader = YesNoReader(FakeLLM(fake), FakeTokenCounter(fake))
+
+    def down() -> str:
+        raise LLMUnavailableError("the language model server at http://127.0.0.1:9 is unreachable")
+
+    with caplog.at_level(logging.WARNING, logger="webapp.qa.consensus"):
+        consensus = question_consensus(
+            question=question,
+            verifier=answer_verifier(default_pipeline_settings()),
+            rule=READ_BY_MODEL,
+            answer_text=ANSWER,
+            read_model=reader.log_odds_no,
+            read_answer_stance=down,
+        )
+
+    assert consensus is not None
+    line = consensus["bottom_line"]
+    assert line["answer"] == "no"
+    assert line["answer_model_stance"] is None
+    # The verifier reads the answer ("Zorvistatin lowers blood pressure") as yes: the disagreement is still found.
+    assert (line["answer_stance"], line["answer_disagrees"]) == ("yes", True)
+    assert f"question {question.pk}: the answer model's stance could not be read" in caplog.text

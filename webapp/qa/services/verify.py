@@ -7,8 +7,9 @@ import time
 
 from django.db import transaction
 
+from generator.answer_model_stance import answer_model_stance
 from webapp.qa.consensus import bottom_line_rule, question_consensus_or_none
-from webapp.qa.llm import yes_no_reader_for
+from webapp.qa.llm import llm_for, yes_no_reader_for
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question
 from webapp.qa.services.stages import stage_enter, stage_pipeline, stage_record_timing
 from webapp.qa.verification import answer_verifier, question_verification_inputs
@@ -25,13 +26,16 @@ def question_verify(*, question_id: int) -> None:
     started = time.perf_counter()
     # Made before "done" is written, since the page stops polling then; it never fails the answer.
     rule = bottom_line_rule(pipeline.verification.verifier_model)
+    answer_text = " ".join(claim.display_text for claim in inputs.claims)
     consensus = question_consensus_or_none(
         question=question,
         verifier=verifier,
         rule=rule,
-        answer_text=" ".join(claim.display_text for claim in inputs.claims),
+        answer_text=answer_text,
         # The answer LLM reads the closest abstract only when the rule weighs its reading (`bottom_line.json`).
         read_model=yes_no_reader_for(pipeline).log_odds_no if rule.reads_with_model else None,
+        # The disagreement check's second reader: the answer model on its own answer (its opening word, mostly).
+        read_answer_stance=lambda: answer_model_stance(llm_for(pipeline), question.text, answer_text),
     )
     if consensus is not None:
         stage_record_timing(question, "consensus", started)
