@@ -5,9 +5,10 @@
 
 Each variant is a set of settings and a llama.cpp server tuning. `first-wave` reproduces the first wave's behaviour
 (ten abstracts of four sentences each, the first wave's server options); `current` is the
-configured defaults. The benchmark serves the packaged model once per variant (its own servers, beside the stack's),
-then asks each BioASQ dev question once per variant, taking turns in rotating order so that drift in the machine's
-load falls on both alike. Questions go through the stack's Celery worker like a question from the site: the
+configured defaults; `bottom-line-after` decides a yes/no question's bottom line after its answer, as before it was
+given to the model first. The benchmark serves the packaged model once per variant (its own servers, beside the
+stack's), then asks each BioASQ dev question once per variant, taking turns in rotating order so that drift in the
+machine's load falls on both alike. Questions go through the stack's Celery worker like a question from the site: the
 worker reads each question's own stored settings, the variant's.
 
 Per question and variant it reports `wait_to_first_token_ms` (from the question's creation to its first token)
@@ -36,7 +37,7 @@ from generator.base import LLMSettings
 from generator.reading_rate import measure_reading_rate
 from generator.serve import ServerTuning, served_model
 
-STAGES = ("retrieval", "context", "generation_ttft", "generation", "verification")
+STAGES = ("retrieval", "consensus", "context", "generation_ttft", "generation", "verification")
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ VARIANTS = {
         tuning=ServerTuning(batch=512, flash_attention=False, prompt_cache_mb=0),
     ),
     "current": Variant(),
+    # A yes/no question's bottom line decided after the answer, as before it was given to the model first: the
+    # difference in the wait to the first token is what deciding it first costs.
+    "bottom-line-after": Variant(settings={"VERIMED_BOTTOM_LINE_FIRST": False}),
 }
 
 

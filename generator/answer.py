@@ -18,6 +18,7 @@ from generator.prompts import (
     ABSTRACT_BLOCK,
     ANSWER_SYSTEM,
     ANSWER_USER,
+    BOTTOM_LINE_NOTES,
     COMPLETE_ANSWER_SYSTEM,
     COMPLETE_ANSWER_USER,
     COMPLETE_EXAMPLE_ABSTRACTS,
@@ -93,8 +94,18 @@ def clip_text(text: str, limit: int) -> str:
 
 
 def answer_prompt(
-    style: PromptStyle, question: str, abstracts: Sequence[ContextAbstract], *, abstract_chars: int
+    style: PromptStyle,
+    question: str,
+    abstracts: Sequence[ContextAbstract],
+    *,
+    abstract_chars: int,
+    bottom_line: str | None = None,
 ) -> AnswerPrompt:
+    """`bottom_line`: a yes/no question's bottom line, decided before the answer (a key of `BOTTOM_LINE_NOTES`),
+    which the answer is asked to open with; the `verifai` style's prompt is the one its model was trained on, so it
+    takes none."""
+    if bottom_line is not None and bottom_line not in BOTTOM_LINE_NOTES:
+        raise ValueError(f"unknown bottom line {bottom_line!r} (one of {', '.join(BOTTOM_LINE_NOTES)})")
     if style == "verifai":
         blocks = "".join(
             VERIFAI_ABSTRACT_BLOCK.format(
@@ -105,7 +116,11 @@ def answer_prompt(
         return AnswerPrompt(style=style, text=VERIFAI_PROMPT.format(question=question, abstracts=blocks))
     return AnswerPrompt(
         style=style,
-        messages=tuple(answer_messages(question, abstracts, abstract_chars=abstract_chars, chat=CHAT_PROMPTS[style])),
+        messages=tuple(
+            answer_messages(
+                question, abstracts, abstract_chars=abstract_chars, chat=CHAT_PROMPTS[style], bottom_line=bottom_line
+            )
+        ),
     )
 
 
@@ -115,9 +130,11 @@ def answer_messages(
     *,
     abstract_chars: int,
     chat: ChatPrompt = CHAT_PROMPTS["chat"],
+    bottom_line: str | None = None,
 ) -> list[Message]:
     """System, worked example, then the question: everything before the last user turn is the same for every
-    question (of each kind of source), so a server that keeps the previous prompt's state reads it once."""
+    question (of each kind of source), so a server that keeps the previous prompt's state reads it once. The
+    bottom line's note, when there is one, ends the last turn, after the question it answers."""
     if abstracts and all(DOC_CITATION_ID.fullmatch(item.pmid) for item in abstracts):
         chat = library_chat(chat)
     example = [ContextAbstract(pmid, title, abstract) for pmid, title, abstract in chat.example_abstracts]
@@ -125,7 +142,11 @@ def answer_messages(
         {"role": "system", "content": chat.system},
         {"role": "user", "content": _user_turn(chat.user, chat.example_question, example, abstract_chars)},
         {"role": "assistant", "content": chat.example_answer},
-        {"role": "user", "content": _user_turn(chat.user, question, abstracts, abstract_chars)},
+        {
+            "role": "user",
+            "content": _user_turn(chat.user, question, abstracts, abstract_chars)
+            + (f"\n{BOTTOM_LINE_NOTES[bottom_line]}" if bottom_line else ""),
+        },
     ]
 
 

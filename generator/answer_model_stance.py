@@ -44,7 +44,8 @@ def llm_stance(llm: LLM, question: str, answer_text: str) -> str:
 
 
 def opening_stance(answer_text: str) -> str | None:
-    """"yes" or "no" when the answer opens with that word on its own; None otherwise ("Yes and no" included)."""
+    """The stance the answer opens with, "yes" or "no", when that word stands alone; None otherwise ("Yes and
+    no" included)."""
     if _BOTH.match(answer_text):
         return None
     opening = _OPENING.match(answer_text)

@@ -62,9 +62,15 @@ def sentences_kept(rank: int, options: GenerationSettings) -> int:
 
 
 def packed_context(
-    question: str, abstracts: Sequence[ContextAbstract], options: GenerationSettings, *, counter: TokenCounter
+    question: str,
+    abstracts: Sequence[ContextAbstract],
+    options: GenerationSettings,
+    *,
+    counter: TokenCounter,
+    bottom_line: str | None = None,
 ) -> PackedContext:
-    """The abstracts fitted into the model's window, keeping room for an answer of `options.max_tokens`."""
+    """The abstracts fitted into the model's window, keeping room for an answer of `options.max_tokens`;
+    `bottom_line` a yes/no question's bottom line for the answer to open with (`generator.answer.answer_prompt`)."""
     return pack_context(
         question,
         abstracts,
@@ -73,4 +79,5 @@ def packed_context(
         counter=counter,
         budget_tokens=prompt_budget(context_window=options.context_tokens, max_answer_tokens=options.max_tokens),
         split_sentences=sentence_texts,
+        bottom_line=bottom_line,
     )

@@ -39,7 +39,6 @@ from indexer.records import ArticleRecord
 Write = Callable[[str], None]
 
 
-
 @dataclass(frozen=True)
 class PubMedQAItem:
     pmid: str
@@ -221,8 +220,10 @@ def answer_prompt(
     embedder: Embedder,
     counter: TokenCounter,
     generation: GenerationSettings,
+    bottom_line: str | None = None,
 ) -> PackedContext:
-    """The prompt the product would send for `question` and these hits: focused, then packed to the model's window."""
+    """The prompt the product would send for `question` and these hits: focused, then packed to the model's window;
+    `bottom_line` the yes/no question's bottom line the product gives the model first (`bottom_line_first`)."""
     context = focused_context(
         question,
         [
@@ -234,7 +235,7 @@ def answer_prompt(
         embedder=embedder,
         options=generation,
     )
-    return packed_context(question, context, generation, counter=counter)
+    return packed_context(question, context, generation, counter=counter, bottom_line=bottom_line)
 
 
 def _score(

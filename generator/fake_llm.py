@@ -40,6 +40,8 @@ _QUESTION = re.compile(r"^(?:Question|Instruction): (?P<question>.*)$", re.M)
 _JUDGE = re.compile(r"Claim: (?P<claim>.*)\nEvidence: (?P<evidence>.*)\nAnswer:", re.S)
 _READING = re.compile(r"^Abstract: (?P<abstract>.*)\n\nQuestion: (?P<question>.*)\n\nAnswer with", re.S)
 _STANCE = re.compile(r"^Question: .*\nAnswer: (?P<answer>.*)\nStance \(yes, no or maybe\):$", re.S)
+# A bottom line given first (generator.prompts.BOTTOM_LINE_NOTES) asks the answer to open with its words.
+_OPENING_ASKED = re.compile(r'Begin your answer with "(?P<opening>[^"]+)"')
 _FOLLOW_UP = re.compile(r"^Follow-up question: (?P<follow_up>.*)\nStandalone question:$", re.M)
 _EARLIER_QUESTION = re.compile(r"^Earlier question: (?P<question>.*)$", re.M)
 _WORD = re.compile(r"[^\W_]+")
@@ -68,7 +70,8 @@ def _is_negated(text: str) -> bool:
 
 
 def answer_from_prompt(prompt: str) -> str:
-    """For each abstract in the prompt, best first, its sentence sharing most words with the question, cited."""
+    """For each abstract in the prompt, best first, its sentence sharing most words with the question, cited; opened
+    with the words a bottom line given first asks for."""
     question = _QUESTION.search(prompt)
     asked = set(query_terms(question.group("question"))) if question else set()
     sentences = []
@@ -81,7 +84,10 @@ def answer_from_prompt(prompt: str) -> str:
         sentences.append(f"{best} (PUBMED:{abstract.group('pmid')}).")
         if len(sentences) == MOST_ABSTRACTS_CITED:
             break
-    return " ".join(sentences) or REFUSAL
+    if not sentences:
+        return REFUSAL
+    asked_opening = _OPENING_ASKED.search(prompt)
+    return " ".join([asked_opening.group("opening"), *sentences] if asked_opening else sentences)
 
 
 def rewritten_follow_up(prompt: str, follow_up: str) -> str:

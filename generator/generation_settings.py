@@ -71,6 +71,14 @@ class GenerationSettings(BaseModel, frozen=True):
         ge=0,
         le=100,
     )
+    # The 1.5B model answers "Yes" to nearly every yes/no question on its own; told the bottom line first, its answer
+    # opens with it. The cost is the bottom line's reading before the first token (benchmarks/README.md).
+    bottom_line_first: bool = site_setting(
+        True,
+        "VERIMED_BOTTOM_LINE_FIRST",
+        "decide a yes/no question's bottom line before its answer and ask the answer to open with it; "
+        "false = after the answer, as before",
+    )
     abstract_chars: int = Field(1500, ge=200, description="Hard cap on each abstract's characters in the prompt.")
 
     def sampling(self) -> SamplingOptions:

@@ -43,6 +43,7 @@ def pack_context(
     counter: TokenCounter,
     budget_tokens: int,
     split_sentences: Callable[[str], list[str]],
+    bottom_line: str | None = None,
 ) -> PackedContext:
     kept = [replace(item, abstract=clip_text(item.abstract, abstract_chars)) for item in abstracts]
     # Each abstract's sentences, split once; trimming pops from the end of these lists, so every pass of the loop
@@ -52,7 +53,7 @@ def pack_context(
     dropped: list[str] = []
 
     def measure(items: Sequence[ContextAbstract]) -> tuple[AnswerPrompt, int]:
-        prompt = answer_prompt(style, question, items, abstract_chars=abstract_chars + 8)
+        prompt = answer_prompt(style, question, items, abstract_chars=abstract_chars + 8, bottom_line=bottom_line)
         return prompt, counter.count(prompt.countable_text()) + prompt.template_overhead_tokens
 
     prompt, tokens = measure(kept)

@@ -86,6 +86,22 @@ COMPLETE_EXAMPLE_ANSWER = (
     "of patients against 8% with placebo (PUBMED:11111111)."
 )
 
+# A yes/no question's bottom line, decided from the retrieved abstracts before the answer is written, follows the
+# question in the last user turn: on its own the 1.5B model opens nearly every answer with "Yes" (93 of 100 PubMedQA
+# test questions), so the written answer was the weaker of the page's two verdicts, and the reader saw it first.
+# Given the bottom line, the answer opens with it and its findings follow the evidence. Keys: the bottom line's
+# answers (verifier.bottom_line.BOTTOM_LINES).
+BOTTOM_LINE_NOTES = {
+    "yes": 'Weighed together, the abstracts answer this question yes. Begin your answer with "Yes," and then give '
+    "the findings behind it.",
+    "no": 'Weighed together, the abstracts answer this question no. Begin your answer with "No," and then give the '
+    "findings behind it.",
+    "mixed": 'The abstracts disagree on this question. Begin your answer with "The evidence is mixed:" and then give '
+    "the findings on each side.",
+    "not_enough": 'The abstracts do not settle this question either way. Begin your answer with "The evidence is not '
+    'enough to answer yes or no:" and then give what they do report.',
+}
+
 # A question asked of the asker's own library gives the model pages only, and the examples above then cite pages: with
 # the PubMed example the 0.5B model cited the library page `DOC:21:p1` as `PUBMED:21:p1`, or copied the example's
 # `PUBMED:12345678`, and its answer cited nothing it was given. Each example abstract becomes a page of its own.

@@ -41,7 +41,7 @@ from typing import Any
 
 from sklearn.metrics import f1_score
 
-from generator.answer_model_stance import llm_stance
+from generator.answer_model_stance import llm_stance, opening_stance
 from generator.base import LLM, LLMSettings, TokenCounter
 from generator.evaluation import answer_prompt, index_search, served_llm
 from generator.generate import generate_answer
@@ -197,6 +197,8 @@ class AnsweredQuestion:
     seconds: float
     prompt_tokens: int
     answer: str
+    bottom_line_first: str | None = None  # the bottom line the prompt gave the model (None: none was given)
+    opening: str | None = None  # the answer's opening "yes" or "no" (generator.answer_model_stance)
 
 
 def answer_questions(
@@ -210,14 +212,24 @@ def answer_questions(
     retrieval: HybridSettings,
     verifier: AnswerVerifier,
     write: Write,
+    rule: BottomLineRule | None = None,
 ) -> dict[str, AnsweredQuestion]:
-    """Each question answered through the product's generation path; a failed answer is reported and left out."""
+    """Each question answered through the product's generation path; a failed answer is reported and left out.
+    With `generation.bottom_line_first` (and a `rule`), the prompt gives the model the question's bottom line
+    first, as the product does."""
     answered: dict[str, AnsweredQuestion] = {}
     for done, reading in enumerate(readings, start=1):
         question = reading.question
         hits = index_search(question.text, index=index, embedder=embedder, retrieval=retrieval)
+        first = bottom_line_answer(reading, rule) if generation.bottom_line_first and rule is not None else None
         packed = answer_prompt(
-            question.text, hits, index=index, embedder=embedder, counter=counter, generation=generation
+            question.text,
+            hits,
+            index=index,
+            embedder=embedder,
+            counter=counter,
+            generation=generation,
+            bottom_line=first,
         )
         try:
             answer = generate_answer(
@@ -234,6 +246,8 @@ def answer_questions(
             seconds=answer.seconds,
             prompt_tokens=packed.prompt_tokens,
             answer=answer.text,
+            bottom_line_first=first,
+            opening=opening_stance(answer.text),
         )
         write(f"  answered {done}/{len(readings)} {question.source} questions ({answer.seconds:.1f} s)")
     return answered
@@ -324,6 +338,12 @@ class SetReport:
             (item.product_stance, answer) in (("yes", "no"), ("no", "yes"))
             for item, answer in zip(answered, with_stance, strict=True)
         )
+        # As the reader sees it: the written answer (the LLM's own reading of it) against the bottom line shown.
+        llm_disagrees = sum(
+            (item.llm_stance, answer) in (("yes", "no"), ("no", "yes"))
+            for item, answer in zip(answered, bottom, strict=True)
+        )
+        given = [item for item in answered if item.bottom_line_first is not None]
         return {
             "n": len(chosen),
             "bottom_line": _accuracy(bottom, golds, labels),
@@ -334,6 +354,12 @@ class SetReport:
                 _accuracy(bottom, golds, labels)["accuracy"] - _accuracy(llm, golds, labels)["accuracy"], 3
             ),
             "answer_contradicts_bottom_line": _rate(disagree, golds),
+            "llm_stance_contradicts_bottom_line": _rate(llm_disagrees, golds),
+            "bottom_line_first": len(given),
+            # What deciding the bottom line first adds before the first token: reading the votes and the closest
+            # abstract (`read_question`), per answered question; mean and median in seconds.
+            "bottom_line_seconds": _seconds([reading.seconds for reading in chosen]),
+            "opening_stance_counts": dict(Counter(str(item.opening) for item in answered)),
             "llm_stance_counts": dict(Counter(item.llm_stance for item in answered)),
             "seconds_per_answer": round(statistics.fmean(item.seconds for item in answered), 2) if answered else None,
             "prompt_tokens_mean": round(statistics.fmean(item.prompt_tokens for item in answered), 1)
@@ -364,10 +390,25 @@ class SetReport:
                         {"pmid": vote.pmid, "leaning": vote.leaning, "shown": vote.shown, "p": dict(vote.probabilities)}
                         for vote in reading.votes
                     ],
-                    **({"llm_stance": item.llm_stance, "product_stance": item.product_stance} if item else {}),
+                    **(
+                        {
+                            "llm_stance": item.llm_stance,
+                            "product_stance": item.product_stance,
+                            "bottom_line_first": item.bottom_line_first,
+                            "answer": item.answer,
+                        }
+                        if item
+                        else {}
+                    ),
                 }
             )
         return rows
+
+
+def _seconds(values: Sequence[float]) -> dict[str, float | None]:
+    if not values:
+        return {"mean": None, "median": None}
+    return {"mean": round(statistics.fmean(values), 2), "median": round(statistics.median(values), 2)}
 
 
 def _share(answers: Sequence[str], answer: str) -> float:
@@ -448,15 +489,18 @@ def format_answers_table(report: dict[str, Any]) -> str:
     if llm_rows:
         lines += [
             "",
-            "| set | answered | bottom line | with the answer's stance | LLM's own stance | "
-            "stance read by the verifier | gain | answer contradicts it | s/answer | probe tokens/s |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "| set | answered | bottom line first | bottom line | with the answer's stance | LLM's own stance | "
+            "stance read by the verifier | gain | contradicts it (verifier / LLM) | s/answer | "
+            "s deciding the bottom line | probe tokens/s |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for name, s in llm_rows:
             lines.append(
-                f"| {name} | {s['n']} | {s['bottom_line']['accuracy']} | {s['bottom_line_with_stance']['accuracy']} | "
-                f"{s['llm_stance']['accuracy']} | {s['answer_stance_read_by_verifier']['accuracy']} | "
-                f"{s['gain_over_llm_stance']} | {s['answer_contradicts_bottom_line']} | {s['seconds_per_answer']} | "
+                f"| {name} | {s['n']} | {s.get('bottom_line_first', 0)} | {s['bottom_line']['accuracy']} | "
+                f"{s['bottom_line_with_stance']['accuracy']} | {s['llm_stance']['accuracy']} | "
+                f"{s['answer_stance_read_by_verifier']['accuracy']} | {s['gain_over_llm_stance']} | "
+                f"{s['answer_contradicts_bottom_line']} / {s.get('llm_stance_contradicts_bottom_line')} | "
+                f"{s['seconds_per_answer']} | {(s.get('bottom_line_seconds') or {}).get('median')} | "
                 f"{s['probe_tokens_per_s']} |"
             )
     lines.append(f"\nabstain rate overall: {report['abstain_rate']}")
@@ -615,6 +659,7 @@ def evaluate_answers(
                         retrieval=retrieval,
                         verifier=verifier,
                         write=write,
+                        rule=rule,
                     )
                 reports.append(report)
             finally:

@@ -9,6 +9,7 @@ import pytest
 from generator.answer import CHAT_TOKENS_PER_MESSAGE, ContextAbstract, PromptStyle, answer_messages, answer_prompt
 from generator.prompts import (
     ANSWER_SYSTEM,
+    BOTTOM_LINE_NOTES,
     COMPLETE_ANSWER_SYSTEM,
     COMPLETE_EXAMPLE_ABSTRACTS,
     COMPLETE_EXAMPLE_ANSWER,
@@ -230,3 +231,39 @@ def test_chat_style_prompt_carries_the_messages() -> None:
     assert prompt.template_overhead_tokens == 4 * CHAT_TOKENS_PER_MESSAGE
     assert QUESTION in prompt.countable_text()
     assert ANSWER_SYSTEM in prompt.countable_text()
+
+
+@pytest.mark.parametrize("style", ["chat", "chat-complete"])
+@pytest.mark.parametrize("bottom_line", ["yes", "no", "mixed", "not_enough"])
+def test_a_bottom_line_given_first_ends_the_question_turn_and_leaves_the_prefix_alone(
+    style: PromptStyle, bottom_line: str
+) -> None:
+    plain = answer_prompt(style, QUESTION, ABSTRACTS, abstract_chars=2000).messages
+    given = answer_prompt(style, QUESTION, ABSTRACTS, abstract_chars=2000, bottom_line=bottom_line).messages
+
+    assert given[:3] == plain[:3], "the constant prefix a server caches does not change"
+    assert given[3]["content"] == plain[3]["content"] + "\n" + BOTTOM_LINE_NOTES[bottom_line]
+
+
+@pytest.mark.parametrize(
+    ("bottom_line", "opening"),
+    [
+        ("yes", '"Yes,"'),
+        ("no", '"No,"'),
+        ("mixed", '"The evidence is mixed:"'),
+        ("not_enough", '"The evidence is not enough to answer yes or no:"'),
+    ],
+)
+def test_each_bottom_line_asks_the_answer_to_open_with_it(bottom_line: str, opening: str) -> None:
+    assert f"Begin your answer with {opening}" in BOTTOM_LINE_NOTES[bottom_line]
+
+
+def test_an_unknown_bottom_line_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown bottom line 'probably'"):
+        answer_prompt("chat-complete", QUESTION, ABSTRACTS, abstract_chars=2000, bottom_line="probably")
+
+
+def test_the_verifai_prompt_is_the_one_its_model_was_trained_on_with_or_without_a_bottom_line() -> None:
+    plain = answer_prompt("verifai", QUESTION, ABSTRACTS, abstract_chars=2000)
+    given = answer_prompt("verifai", QUESTION, ABSTRACTS, abstract_chars=2000, bottom_line="no")
+    assert given == plain

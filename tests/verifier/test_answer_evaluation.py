@@ -397,3 +397,29 @@ def test_a_question_asked_yes_or_no_whose_claim_cannot_be_read_is_decided_by_the
     )
     original = next(item for item in unread["items"][PUBMEDQA] if item["qid"] == "104")
     assert (original["claim"], original["model_reading"], original["bottom_line"]) == (None, None, "not_enough")
+
+
+def test_answers_are_written_as_the_product_writes_them_with_the_bottom_line_first(pqal, tmp_path):
+    """The fake model opens with what the prompt asks: with the bottom line given first, every answer opens with
+    its words; with the setting off (the old prompt), none does."""
+    first = _evaluated(pqal, tmp_path, BottomLineRule(), _fake_model(tmp_path, answer_limit=2))
+    before = _evaluated(
+        pqal,
+        tmp_path,
+        BottomLineRule(),
+        replace(_fake_model(tmp_path, answer_limit=2), generation=GenerationSettings(bottom_line_first=False)),
+    )
+
+    answered = [item for item in first["items"][PUBMEDQA] if "answer" in item]
+    assert len(answered) == 2
+    openings = {"yes": "Yes,", "no": "No,", "mixed": "The evidence is mixed:"}
+    openings["not_enough"] = "The evidence is not enough to answer yes or no:"
+    for item in answered:
+        assert item["bottom_line_first"] == item["bottom_line"]
+        assert item["answer"].startswith(openings[item["bottom_line"]])
+    assert first[PUBMEDQA]["with_llm"]["bottom_line_first"] == 2
+    assert set(first[PUBMEDQA]["with_llm"]["bottom_line_seconds"]) == {"mean", "median"}
+    old = [item for item in before["items"][PUBMEDQA] if "answer" in item]
+    assert [item["bottom_line_first"] for item in old] == [None, None]
+    assert not any(item["answer"].startswith(tuple(openings.values())) for item in old)
+    assert before[PUBMEDQA]["with_llm"]["bottom_line_first"] == 0

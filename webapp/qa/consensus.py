@@ -97,8 +97,6 @@ def bottom_line_json(
     `model_weight` is what the answer LLM's reading weighed, `model_alone` that no abstract was read by the verifier
     (the question's claim could not be read), so that reading alone decided it; `answer_model_stance` the written
     answer's stance as the answer model reads it (`generator.answer_model_stance`), asked only of a Yes or a No."""
-    stance = bottom_line.stance
-    opposite = {YES: NO, NO: YES}.get(bottom_line.answer)
     return {
         "answer": bottom_line.answer,
         "title": bottom_line.title,
@@ -110,7 +108,7 @@ def bottom_line_json(
         "weights": bottom_line.weights,
         "abstaining": bottom_line.abstaining,
         "retracted_pmids": list(bottom_line.retracted_pmids),
-        "answer_stance": stance,
+        **answer_stance_fields(bottom_line.answer, bottom_line.stance, answer_model_stance),
         # The answer LLM's reading of the closest abstract, one more voice (None: the rule does not weigh it, or the
         # model could not be asked; `model_reading_failed` says which).
         "model_reading": (
@@ -125,11 +123,44 @@ def bottom_line_json(
         ),
         "model_reading_failed": model_reading_failed,
         "model_alone": model_alone,
+    }
+
+
+def answer_stance_fields(answer: str, stance: str | None, answer_model_stance: str | None) -> dict[str, Any]:
+    """What the written answer says, as the verifier (`stance`) and the answer model read it, and whether it takes
+    the other side of a Yes or No bottom line (`answer`): the page says so rather than show both silently. Either
+    reader is enough: the verifier is often Unclear on an answer's words, the model rarely is."""
+    opposite = {YES: NO, NO: YES}.get(answer)
+    return {
+        "answer_stance": stance,
         "answer_model_stance": answer_model_stance,
-        # The answer's text takes the other side of a Yes or No, as either reader finds it: the page says so rather
-        # than show both silently. The verifier is often Unclear on an answer's words; the model rarely is.
         "answer_disagrees": opposite is not None and opposite in (stance, answer_model_stance),
     }
+
+
+def with_the_answers_stance(
+    stored: dict[str, Any],
+    *,
+    question: Question,
+    verifier: AnswerVerifier,
+    answer_text: str,
+    read_answer_stance: AnswerStanceReader | None = None,
+) -> dict[str, Any]:
+    """A consensus made before the answer was written (its bottom line given to the model), completed with what the
+    written answer says: its votes are the same abstracts read the same way, so they are not read again. Reading
+    the answer is an extra, like the consensus: if it fails, the consensus is kept as it was and the failure logged."""
+    line = stored.get("bottom_line")
+    if not line:
+        return stored
+    answer = str(line["answer"])
+    try:
+        claim = stored.get("claim")
+        stance = answer_stance(verifier, claim, answer_text) if claim and answer_text else None
+    except Exception:
+        logger.exception("question %s: the answer's stance could not be read; its consensus is kept", question.pk)
+        return stored
+    own = own_answer_stance(read_answer_stance, answer, question)
+    return {**stored, "bottom_line": {**line, **answer_stance_fields(answer, stance, own)}}
 
 
 @cache
@@ -203,7 +234,7 @@ def question_consensus(
         closest_read=closest_read,
         model_weight=model_weight,
         model_reading_failed=failed,
-        answer_model_stance=own_answer_stance(read_answer_stance, bottom_line, question),
+        answer_model_stance=own_answer_stance(read_answer_stance, bottom_line.answer, question),
     )
 
 
@@ -226,17 +257,15 @@ def model_alone_consensus(
         Consensus(claim=None, verdicts=()),
         bottom_line,
         model_weight=rule.model_weight,
-        answer_model_stance=own_answer_stance(read_answer_stance, bottom_line, question),
+        answer_model_stance=own_answer_stance(read_answer_stance, bottom_line.answer, question),
     )
 
 
-def own_answer_stance(
-    read_answer_stance: AnswerStanceReader | None, bottom_line: BottomLine, question: Question
-) -> str | None:
+def own_answer_stance(read_answer_stance: AnswerStanceReader | None, answer: str, question: Question) -> str | None:
     """The answer model's reading of the written answer's stance (yes, no or maybe), asked only when the bottom line
     is Yes or No: only then can the answer disagree with it. None when not asked or when asking failed: a model
     server that is down leaves the check to the verifier's reading of the answer."""
-    if read_answer_stance is None or bottom_line.answer not in SIDES:
+    if read_answer_stance is None or answer not in SIDES:
         return None
     try:
         return read_answer_stance()

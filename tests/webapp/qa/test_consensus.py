@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
@@ -15,9 +16,11 @@ from django.contrib.auth.models import User
 from django.test import Client
 from pytest_django.fixtures import Settings
 
+from generator.answer import AnswerPrompt
 from generator.base import LLMSettings
 from generator.errors import LLMUnavailableError
 from generator.fake_llm import FakeLLM, FakeTokenCounter
+from generator.prompts import BOTTOM_LINE_NOTES
 from generator.yes_no_reading import NO_SPELLINGS, YES_SPELLINGS, YesNoReader
 from tests.webapp.factories import article_retracted
 from verifier.bottom_line import BottomLineRule
@@ -29,7 +32,7 @@ from webapp.qa import llm as llm_module
 from webapp.qa.consensus import question_consensus
 from webapp.qa.models import Question, RetrievedDocument
 from webapp.qa.pipeline import default_pipeline_settings
-from webapp.qa.services import admission, verify
+from webapp.qa.services import admission, generate, verify
 from webapp.qa.verification import answer_verifier
 
 pytestmark = pytest.mark.django_db
@@ -617,3 +620,84 @@ def test_a_model_that_cannot_read_the_answers_stance_leaves_the_check_to_the_ver
     # The verifier reads the answer ("Zorvistatin lowers blood pressure") as yes: the disagreement is still found.
     assert (line["answer_stance"], line["answer_disagrees"]) == ("yes", True)
     assert f"question {question.pk}: the answer model's stance could not be read" in caplog.text
+
+
+@pytest.fixture
+def model_decides(fake_verifier: None, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake answer model, under a rule that weighs its reading of the closest abstract enough to decide."""
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_SERVER_KIND="fake")
+    monkeypatch.setattr(generate, "bottom_line_rule", lambda model: READ_BY_MODEL)
+    monkeypatch.setattr(verify, "bottom_line_rule", lambda model: READ_BY_MODEL)
+
+
+def _prompts_sent(monkeypatch: pytest.MonkeyPatch) -> list[AnswerPrompt]:
+    sent: list[AnswerPrompt] = []
+    real = generate.generate_answer
+
+    def recording(llm: Any, prompt: AnswerPrompt, *args: Any, **kwargs: Any) -> Any:
+        sent.append(prompt)
+        return real(llm, prompt, *args, **kwargs)
+
+    monkeypatch.setattr(generate, "generate_answer", recording)
+    return sent
+
+
+def test_the_bottom_line_is_decided_before_the_answer_which_opens_with_it(
+    model_decides: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    question = _answered(None)
+    _closest(question, CONTRADICTING)
+    sent = _prompts_sent(monkeypatch)
+
+    generate.question_generate(question_id=question.pk)
+
+    question.refresh_from_db()
+    assert question.context["bottom_line_first"] == "no"
+    assert question.consensus["bottom_line"]["answer"] == "no", "stored before the answer: the page shows it early"
+    assert "consensus" in question.timings_ms
+    [prompt] = sent
+    assert prompt.messages[-1]["content"].endswith(BOTTOM_LINE_NOTES["no"])
+    assert question.answer_text.startswith("No, ")  # the fake model opens as it is asked
+
+    # The verify stage completes that consensus with what the answer says; it does not read the abstracts again.
+    def read_again(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the abstracts were read a second time")
+
+    monkeypatch.setattr(consensus_module, "claim_consensus", read_again)
+    verify.question_verify(question_id=question.pk)
+
+    line = Question.objects.get(pk=question.pk).consensus["bottom_line"]
+    assert line["answer"] == "no"
+    assert (line["answer_model_stance"], line["answer_disagrees"]) == ("no", False)
+    assert "answer_stance" in Question.objects.get(pk=question.pk).timings_ms
+
+
+def test_without_the_setting_the_bottom_line_comes_after_the_answer_as_before(
+    model_decides: None, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.VERIMED = settings.VERIMED.replace(VERIMED_BOTTOM_LINE_FIRST="false")
+    question = _answered(None)
+    _closest(question, CONTRADICTING)
+    sent = _prompts_sent(monkeypatch)
+
+    generate.question_generate(question_id=question.pk)
+
+    question.refresh_from_db()
+    assert question.context["bottom_line_first"] is None
+    assert question.consensus is None
+    assert not any(note in sent[0].messages[-1]["content"] for note in BOTTOM_LINE_NOTES.values())
+    verify.question_verify(question_id=question.pk)
+    assert Question.objects.get(pk=question.pk).consensus["bottom_line"]["answer"] == "no"
+
+
+def test_a_question_not_asked_yes_or_no_gets_no_bottom_line_in_its_prompt(
+    model_decides: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    question = _answered(None, "What does zorvistatin do to blood pressure?")
+    sent = _prompts_sent(monkeypatch)
+
+    generate.question_generate(question_id=question.pk)
+
+    question.refresh_from_db()
+    assert (question.context["bottom_line_first"], question.consensus) == (None, None)
+    assert not any(note in sent[0].messages[-1]["content"] for note in BOTTOM_LINE_NOTES.values())

@@ -13,11 +13,14 @@ from generator.errors import GenerationError
 from generator.generate import GeneratedAnswer, generate_answer
 from generator.packing import PackedContext
 from generator.prompts import CANNOT_ANSWER
+from verifier.claim_rewriting import is_yes_no_question
+from webapp.qa.consensus import bottom_line_rule, question_consensus_or_none
 from webapp.qa.context import generation_context
-from webapp.qa.llm import llm_for, token_counter_for
+from webapp.qa.llm import llm_for, token_counter_for, yes_no_reader_for
 from webapp.qa.models import Question
 from webapp.qa.pipeline import PipelineSettings
 from webapp.qa.services.stages import stage_enter, stage_pipeline, stage_record_timing
+from webapp.qa.verification import answer_verifier
 
 # How often streamed tokens are written to the row the page polls: often enough to look live, rarely enough
 # that SQLite is not written for every token.
@@ -40,6 +43,7 @@ def _packed_prompt(question: Question, pipeline: PipelineSettings) -> PackedCont
     """The focused abstracts packed into the model's window, recorded on the question; None when nothing was
     retrieved, in which case the question is answered "cannot answer" on the spot."""
     options = pipeline.generation
+    bottom_line = _bottom_line_first(question, pipeline)  # timed as "consensus", as after the answer
     started = time.perf_counter()
     context = generation_context(question, pipeline)
     if not context:
@@ -48,7 +52,9 @@ def _packed_prompt(question: Question, pipeline: PipelineSettings) -> PackedCont
         question.context = {"given": [], "trimmed": [], "dropped": []}
         question.save(update_fields=["answer_text", "cannot_answer", "context", "timings_ms", "updated_at"])
         return None
-    packed = packed_context(question.text, context, options, counter=token_counter_for(pipeline))
+    packed = packed_context(
+        question.text, context, options, counter=token_counter_for(pipeline), bottom_line=bottom_line
+    )
     stage_record_timing(question, "context", started)
     question.context = {
         "given": [item.pmid for item in packed.abstracts],
@@ -57,6 +63,9 @@ def _packed_prompt(question: Question, pipeline: PipelineSettings) -> PackedCont
         "prompt_tokens": packed.prompt_tokens,
         "budget_tokens": packed.budget_tokens,
         "prompt_style": options.prompt_style,
+        # The bottom line the answer was asked to open with (null: none was given); the verify stage then completes
+        # that consensus with the written answer's stance instead of reading the abstracts again.
+        "bottom_line_first": bottom_line,
     }
     if not packed.abstracts:
         raise GenerationError(
@@ -65,6 +74,29 @@ def _packed_prompt(question: Question, pipeline: PipelineSettings) -> PackedCont
         )
     question.save(update_fields=["context", "timings_ms", "updated_at"])
     return packed
+
+
+def _bottom_line_first(question: Question, pipeline: PipelineSettings) -> str | None:
+    """A yes/no question's bottom line, decided before the answer is written and stored with its consensus (the page
+    shows it while the answer streams); None for any other question, when the setting is off, or when no bottom line
+    could be made (the verify stage then makes the consensus after the answer, as before)."""
+    if not pipeline.generation.bottom_line_first or not is_yes_no_question(question.text):
+        return None
+    started = time.perf_counter()
+    rule = bottom_line_rule(pipeline.verification.verifier_model)
+    consensus = question_consensus_or_none(
+        question=question,
+        verifier=answer_verifier(pipeline),
+        rule=rule,
+        read_model=yes_no_reader_for(pipeline).log_odds_no if rule.reads_with_model else None,
+    )
+    line = (consensus or {}).get("bottom_line")
+    if not line:
+        return None
+    stage_record_timing(question, "consensus", started)
+    question.consensus = consensus
+    question.save(update_fields=["consensus", "timings_ms", "updated_at"])
+    return str(line["answer"])
 
 
 def _streamed_answer(question: Question, pipeline: PipelineSettings, packed: PackedContext) -> GeneratedAnswer:

@@ -4,11 +4,12 @@ and store the verdicts with "done" in one transaction."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from django.db import transaction
 
 from generator.answer_model_stance import answer_model_stance
-from webapp.qa.consensus import bottom_line_rule, question_consensus_or_none
+from webapp.qa.consensus import bottom_line_rule, question_consensus_or_none, with_the_answers_stance
 from webapp.qa.llm import llm_for, yes_no_reader_for
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question
 from webapp.qa.services.stages import stage_enter, stage_pipeline, stage_record_timing
@@ -27,18 +28,35 @@ def question_verify(*, question_id: int) -> None:
     # Made before "done" is written, since the page stops polling then; it never fails the answer.
     rule = bottom_line_rule(pipeline.verification.verifier_model)
     answer_text = " ".join(claim.display_text for claim in inputs.claims)
-    consensus = question_consensus_or_none(
-        question=question,
-        verifier=verifier,
-        rule=rule,
-        answer_text=answer_text,
-        # The answer LLM reads the closest abstract only when the rule weighs its reading (`bottom_line.json`).
-        read_model=yes_no_reader_for(pipeline).log_odds_no if rule.reads_with_model else None,
+
+    def read_answer_stance() -> str | None:
         # The disagreement check's second reader: the answer model on its own answer (its opening word, mostly).
-        read_answer_stance=lambda: answer_model_stance(llm_for(pipeline), question.text, answer_text),
-    )
-    if consensus is not None:
-        stage_record_timing(question, "consensus", started)
+        return answer_model_stance(llm_for(pipeline), question.text, answer_text)
+
+    consensus: dict[str, Any] | None
+    if question.context.get("bottom_line_first") and question.consensus and not rule.stance_weight:
+        # Made before the answer and given to the model; the rule does not weigh the answer's stance, so only what
+        # the answer says is added.
+        consensus = with_the_answers_stance(
+            question.consensus,
+            question=question,
+            verifier=verifier,
+            answer_text=answer_text,
+            read_answer_stance=read_answer_stance,
+        )
+        stage_record_timing(question, "answer_stance", started)
+    else:
+        consensus = question_consensus_or_none(
+            question=question,
+            verifier=verifier,
+            rule=rule,
+            answer_text=answer_text,
+            # The answer LLM reads the closest abstract only when the rule weighs its reading (`bottom_line.json`).
+            read_model=yes_no_reader_for(pipeline).log_odds_no if rule.reads_with_model else None,
+            read_answer_stance=read_answer_stance,
+        )
+        if consensus is not None:
+            stage_record_timing(question, "consensus", started)
     with transaction.atomic():
         question.sentences.all().delete()  # a retried task starts this stage over
         for position, result in enumerate(results):
