@@ -92,14 +92,14 @@ COMPLETE_EXAMPLE_ANSWER = (
 # Given the bottom line, the answer opens with it and its findings follow the evidence. Keys: the bottom line's
 # answers (verifier.bottom_line.BOTTOM_LINES).
 BOTTOM_LINE_NOTES = {
-    "yes": 'Weighed together, the abstracts answer this question yes. Begin your answer with "Yes," and then give '
-    "the findings behind it.",
-    "no": 'Weighed together, the abstracts answer this question no. Begin your answer with "No," and then give the '
-    "findings behind it.",
-    "mixed": 'The abstracts disagree on this question. Begin your answer with "The evidence is mixed:" and then give '
-    "the findings on each side.",
-    "not_enough": 'The abstracts do not settle this question either way. Begin your answer with "The evidence is not '
-    'enough to answer yes or no:" and then give what they do report.',
+    "yes": 'Weighed together, the abstracts lean yes. Begin your answer with "Yes," and then report their findings, '
+    "each sentence ending with the abstract_id it comes from.",
+    "no": 'Weighed together, the abstracts lean no. Begin your answer with "No," and then report their findings, '
+    "each sentence ending with the abstract_id it comes from.",
+    "mixed": 'The abstracts disagree. Begin your answer with "The evidence is mixed:" and then report the findings on '
+    "each side, each sentence ending with the abstract_id it comes from.",
+    "not_enough": 'The abstracts do not settle this question. Begin your answer with "The evidence is not enough to '
+    'answer yes or no:" and then report what they do find, each sentence ending with the abstract_id it comes from.',
 }
 
 # A question asked of the asker's own library gives the model pages only, and the examples above then cite pages: with

@@ -3,6 +3,7 @@ page polls (stopping when the question is cancelled), and store it with its cano
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -21,6 +22,8 @@ from webapp.qa.models import Question
 from webapp.qa.pipeline import PipelineSettings
 from webapp.qa.services.stages import stage_enter, stage_pipeline, stage_record_timing
 from webapp.qa.verification import answer_verifier
+
+logger = logging.getLogger(__name__)
 
 # How often streamed tokens are written to the row the page polls: often enough to look live, rarely enough
 # that SQLite is not written for every token.
@@ -83,10 +86,16 @@ def _bottom_line_first(question: Question, pipeline: PipelineSettings) -> str | 
     if not pipeline.generation.bottom_line_first or not is_yes_no_question(question.text):
         return None
     started = time.perf_counter()
-    rule = bottom_line_rule(pipeline.verification.verifier_model)
+    try:
+        rule = bottom_line_rule(pipeline.verification.verifier_model)
+        verifier = answer_verifier(pipeline)
+    except Exception:
+        # A verifier that cannot load (a missing checkpoint) must not cost the answer: the verify stage says so.
+        logger.exception("question %s: no bottom line before the answer; the verifier could not load", question.pk)
+        return None
     consensus = question_consensus_or_none(
         question=question,
-        verifier=answer_verifier(pipeline),
+        verifier=verifier,
         rule=rule,
         read_model=yes_no_reader_for(pipeline).log_odds_no if rule.reads_with_model else None,
     )
