@@ -25,6 +25,7 @@ from webapp.qa.tasks import question_generate_task, question_retrieve_task, ques
 pytestmark = [pytest.mark.model, pytest.mark.django_db(transaction=True)]
 
 QUESTION = "Does everolimus inhibit mTORC1?"
+OPEN_QUESTION = "How does everolimus act on mTORC1?"
 
 
 @pytest.fixture
@@ -72,7 +73,9 @@ def test_generation_records_what_the_model_saw_and_its_timings(
 def test_an_abstract_that_does_not_fit_the_window_is_dropped_and_never_linked(
     served: str, settings: Settings, indexed_articles: list[ArticleRecord]
 ) -> None:
-    question = retrieved_question()
+    # Not a yes/no question: its prompt is the abstracts alone, with no bottom line given first (whose words depend on
+    # the verifier's reading), so the window below is measured on exactly what the stage sends.
+    question = retrieved_question(OPEN_QUESTION)
     retrieved = list(question.retrieved.values_list("pmid", flat=True))
     # Measure the prompt with both abstracts as the stage packs it (the server counts its tokens; the model need
     # not read it), then offer a window a little too small for the second one.
@@ -88,12 +91,13 @@ def test_an_abstract_that_does_not_fit_the_window_is_dropped_and_never_linked(
     settings.VERIMED = settings.VERIMED.replace(
         VERIMED_LLM_CONTEXT_TOKENS=full_prompt + answer_tokens + 32 - last_abstract - 12
     )
-    again = retrieved_question()
+    again = retrieved_question(OPEN_QUESTION)
 
     generate.question_generate(question_id=again.pk)
     verify.question_verify(question_id=again.pk)
 
     again.refresh_from_db()
+    assert again.context["bottom_line_first"] is None
     assert again.context["given"] == retrieved[:1]
     assert again.context["dropped"] == retrieved[1:]
     assert again.context["prompt_tokens"] <= again.context["budget_tokens"]
