@@ -66,6 +66,7 @@ from verifier.bottom_line import (
     decide_bottom_line,
     read_closest_abstract,
     retrieved_abstracts,
+    takes_other_side,
     vote_relevance,
 )
 from verifier.claim_rewriting import is_yes_no_question, yes_no_claim
@@ -335,13 +336,11 @@ class SetReport:
         llm = [{"yes": "yes", "no": "no"}.get(item.llm_stance, "mixed") for item in answered]
         product = [item.product_stance or "mixed" for item in answered]
         disagree = sum(
-            (item.product_stance, answer) in (("yes", "no"), ("no", "yes"))
-            for item, answer in zip(answered, with_stance, strict=True)
+            takes_other_side(item.product_stance, answer) for item, answer in zip(answered, with_stance, strict=True)
         )
         # As the reader sees it: the written answer (the LLM's own reading of it) against the bottom line shown.
         llm_disagrees = sum(
-            (item.llm_stance, answer) in (("yes", "no"), ("no", "yes"))
-            for item, answer in zip(answered, bottom, strict=True)
+            takes_other_side(item.llm_stance, answer) for item, answer in zip(answered, bottom, strict=True)
         )
         given = [item for item in answered if item.bottom_line_first is not None]
         return {

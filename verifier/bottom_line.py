@@ -61,6 +61,7 @@ MIXED = "mixed"
 NOT_ENOUGH = "not_enough"
 BOTTOM_LINES = (YES, NO, MIXED, NOT_ENOUGH)
 SIDES = (YES, NO)  # the sides a voice takes
+OTHER_SIDE = {YES: NO, NO: YES}
 TITLES = {YES: "Yes", NO: "No", MIXED: "Mixed evidence", NOT_ENOUGH: "Not enough evidence"}
 
 # How a three-way gold answer (PubMedQA's yes / no / maybe) reads a bottom line: "maybe" means the paper's own
@@ -172,6 +173,11 @@ class BottomLine:
     def rests_on(self) -> int:
         """How many abstracts vote: the figure the page states beside the bottom line."""
         return len(self.yes_pmids) + len(self.no_pmids)
+
+
+def takes_other_side(stance: str | None, answer: str) -> bool:
+    """Whether a stance (yes / no / anything else) says the opposite of a Yes or No bottom line `answer`."""
+    return stance is not None and OTHER_SIDE.get(answer) == stance
 
 
 def decide_bottom_line(

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.bottom_line import BOTTOM_LINES
+from verifier.bottom_line import BOTTOM_LINES, OTHER_SIDE
 from verifier.verdicts import UNCLEAR
 from webapp.corpus.source_ids import source_label
 from webapp.qa.bottom_line_sentence import Decision, counted, decided_sentence
@@ -110,7 +110,7 @@ class ShownBottomLine:
     def disagreement_sentence(self, where: str) -> str:
         """Said only when the written answer takes the other side; `where` places the answer ("below", "above").
         The bottom line, not "the abstracts' votes": the answer model's reading may be what decided it."""
-        said = {"yes": "no", "no": "yes"}.get(self.answer)
+        said = OTHER_SIDE.get(self.answer)
         if not self.answer_disagrees or said is None:
             return ""
         return f"The written answer {where} says {said}, but the bottom line says {self.title}: read the sources."

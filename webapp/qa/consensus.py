@@ -15,9 +15,7 @@ from typing import Any
 
 from generator.errors import GenerationError
 from verifier.bottom_line import (
-    NO,
     SIDES,
-    YES,
     AbstractReader,
     BottomLine,
     BottomLineRule,
@@ -29,6 +27,7 @@ from verifier.bottom_line import (
     load_bottom_line_rule,
     read_closest_abstract,
     retrieved_abstracts,
+    takes_other_side,
     vote_relevance,
 )
 from verifier.claim_rewriting import is_yes_no_question, yes_no_claim
@@ -130,11 +129,10 @@ def answer_stance_fields(answer: str, stance: str | None, answer_model_stance: s
     """What the written answer says, as the verifier (`stance`) and the answer model read it, and whether it takes
     the other side of a Yes or No bottom line (`answer`): the page says so rather than show both silently. Either
     reader is enough: the verifier is often Unclear on an answer's words, the model rarely is."""
-    opposite = {YES: NO, NO: YES}.get(answer)
     return {
         "answer_stance": stance,
         "answer_model_stance": answer_model_stance,
-        "answer_disagrees": opposite is not None and opposite in (stance, answer_model_stance),
+        "answer_disagrees": takes_other_side(stance, answer) or takes_other_side(answer_model_stance, answer),
     }
 
 

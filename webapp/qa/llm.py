@@ -13,6 +13,7 @@ from generator.errors import GenerationError
 from generator.registry import build_llm, build_token_counter
 from generator.warm_up import warm_prompt_prefix
 from generator.yes_no_reading import YesNoReader
+from verifier.bottom_line import AbstractReader, BottomLineRule
 from webapp.qa.pipeline import PipelineSettings, default_pipeline_settings
 
 logger = logging.getLogger(__name__)
@@ -46,6 +47,12 @@ def yes_no_reader_for(pipeline: PipelineSettings) -> YesNoReader:
 @cache
 def _yes_no_reader(llm_settings: LLMSettings) -> YesNoReader:
     return YesNoReader(build_llm(llm_settings), build_token_counter(llm_settings))
+
+
+def closest_abstract_reader(pipeline: PipelineSettings, rule: BottomLineRule) -> AbstractReader | None:
+    """The answer LLM's reading of the closest abstract for the bottom line, or None when the rule does not weigh it
+    (`bottom_line.json`): both stages that make a consensus ask it the same way."""
+    return yes_no_reader_for(pipeline).log_odds_no if rule.reads_with_model else None
 
 
 def warm_up_llm_in_background() -> threading.Thread | None:

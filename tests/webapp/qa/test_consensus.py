@@ -541,17 +541,11 @@ def test_the_verify_stage_tokenizes_the_yes_and_no_spellings_once_per_served_mod
 
 
 def test_the_answer_models_own_stance_shows_a_disagreement_the_verifier_cannot_read(
-    fake_verifier: None,
-    settings: Settings,
-    monkeypatch: pytest.MonkeyPatch,
-    role_users: dict[str, User],
-    researcher_client: Client,
+    model_decides: None, role_users: dict[str, User], researcher_client: Client
 ) -> None:
     """The bottom line is No (the model's reading of the contradicting abstract decides it); the answer opens with
     "Yes" in words the verifier cannot read against the claim, so only the answer model's own stance finds the
     disagreement, and the page and the API both show it."""
-    settings.VERIMED = settings.VERIMED.replace(VERIMED_LLM_SERVER_KIND="fake")
-    monkeypatch.setattr(verify, "bottom_line_rule", lambda model: READ_BY_MODEL)
     question = _answered(role_users[RESEARCHER])
     _closest(question, CONTRADICTING)
     Question.objects.filter(pk=question.pk).update(answer_text=f"Yes: the trials agree (PUBMED:{SUPPORTING}).")

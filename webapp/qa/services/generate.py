@@ -17,7 +17,7 @@ from generator.prompts import CANNOT_ANSWER
 from verifier.claim_rewriting import is_yes_no_question
 from webapp.qa.consensus import bottom_line_rule, question_consensus_or_none
 from webapp.qa.context import generation_context
-from webapp.qa.llm import llm_for, token_counter_for, yes_no_reader_for
+from webapp.qa.llm import closest_abstract_reader, llm_for, token_counter_for
 from webapp.qa.models import Question
 from webapp.qa.pipeline import PipelineSettings
 from webapp.qa.services.stages import stage_enter, stage_pipeline, stage_record_timing
@@ -97,7 +97,7 @@ def _bottom_line_first(question: Question, pipeline: PipelineSettings) -> str | 
         question=question,
         verifier=verifier,
         rule=rule,
-        read_model=yes_no_reader_for(pipeline).log_odds_no if rule.reads_with_model else None,
+        read_model=closest_abstract_reader(pipeline, rule),
     )
     line = (consensus or {}).get("bottom_line")
     if not line:

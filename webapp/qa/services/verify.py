@@ -10,7 +10,7 @@ from django.db import transaction
 
 from generator.answer_model_stance import answer_model_stance
 from webapp.qa.consensus import bottom_line_rule, question_consensus_or_none, with_the_answers_stance
-from webapp.qa.llm import llm_for, yes_no_reader_for
+from webapp.qa.llm import closest_abstract_reader, llm_for
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question
 from webapp.qa.services.stages import stage_enter, stage_pipeline, stage_record_timing
 from webapp.qa.verification import answer_verifier, question_verification_inputs
@@ -51,8 +51,7 @@ def question_verify(*, question_id: int) -> None:
             verifier=verifier,
             rule=rule,
             answer_text=answer_text,
-            # The answer LLM reads the closest abstract only when the rule weighs its reading (`bottom_line.json`).
-            read_model=yes_no_reader_for(pipeline).log_odds_no if rule.reads_with_model else None,
+            read_model=closest_abstract_reader(pipeline, rule),
             read_answer_stance=read_answer_stance,
         )
         if consensus is not None:
