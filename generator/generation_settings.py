@@ -63,7 +63,7 @@ class GenerationSettings(BaseModel, frozen=True):
     )
     # Five abstracts of two sentences: a third of the first wave's ten of four, the prompt most of the wait for the
     # first word; on 20 PubMedQA questions the model cited the question's own abstract more often with it (90%
-    # against 85%; benchmarks/README.md).
+    # against 85%; benchmarks/HISTORY.md).
     abstracts_in_prompt: int = site_setting(
         5,
         "VERIMED_ABSTRACTS_IN_PROMPT",
@@ -72,7 +72,7 @@ class GenerationSettings(BaseModel, frozen=True):
         le=100,
     )
     # The 1.5B model answers "Yes" to nearly every yes/no question on its own; told the bottom line first, its answer
-    # opens with it. The cost is the bottom line's reading before the first token (benchmarks/README.md).
+    # opens with it. The cost is the bottom line's reading before the first token (benchmarks/HISTORY.md).
     bottom_line_first: bool = site_setting(
         True,
         "VERIMED_BOTTOM_LINE_FIRST",

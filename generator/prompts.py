@@ -40,7 +40,7 @@ EXAMPLE_ANSWER = (
 # about as many sentences as its example has. Its first example cited a different abstract in each sentence, and
 # the 1.5B model copied that: on 20 PubMedQA questions (one relevant abstract among the five it reads) it padded
 # answers with findings of unrelated abstracts and cited the question's own abstract less often than `chat` (85%
-# against 90%; benchmarks/README.md). So the example now draws four of its five sentences from the one trial that
+# against 90%; benchmarks/HISTORY.md). So the example now draws four of its five sentences from the one trial that
 # answers the question (its design, result and harm, one finding a sentence) and leaves an unrelated abstract out.
 # With it the model wrote 3.05 cited sentences an answer against chat's 1.95 and cited the own abstract in 95% of
 # answers against 85% (same 20 questions, same run): it is the default.

@@ -27,7 +27,7 @@ from generator.model_files import MODELS, assemble
 class ServerTuning:
     """How llama.cpp reads prompts; `benchmarks/llm_server_settings.py` measures each choice on the machine at hand.
 
-    The defaults are the fastest measured on our 2-core AVX2 machines (see benchmarks/README.md).
+    The defaults are the fastest measured on our 2-core AVX2 machines (see benchmarks/HISTORY.md).
     """
 
     threads: int = os.cpu_count() or 2
@@ -38,7 +38,7 @@ class ServerTuning:
     # copies them into a table of n_ctx rows, and each prompt-cache state copies that table again. Reading 900 tokens
     # with the 0.5B on one AVX2 thread: 94 tokens/s without them, 63 with; saving a state 0.1 s against 1.7 (74 MB
     # against 521), loading it 0.1 against 3.8. The 1.5B on two threads without a prompt cache read about as fast
-    # either way (benchmarks/README.md, "Prompt logits").
+    # either way (benchmarks/HISTORY.md, "Prompt logits").
     prompt_logits: bool = False
     # Saved model states keyed by their prompt, so a prompt that shares a prefix with any earlier one (not only
     # the last) resumes from it: the system prompt and worked example are read once per server, whatever runs between.

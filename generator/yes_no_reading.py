@@ -2,7 +2,7 @@
 
 Asked to answer a PubMedQA question from its own abstract, the 1.5B model writes "Yes" to nearly everything, yet the
 odds it gives "No" over "Yes" for the first answer token order the "no" questions above the "yes" ones well
-(benchmarks/README.md, "The bottom line"). So the reading is that log-odds, log p(no) - log p(yes), and a threshold
+(benchmarks/HISTORY.md, "The bottom line"). So the reading is that log-odds, log p(no) - log p(yes), and a threshold
 fitted on dev (`verifier.bottom_line`) turns it into a side.
 
 Neither server returns token probabilities as we run them (llama-cpp-python's only when the model keeps every

@@ -38,7 +38,8 @@ class HybridSettings(BaseModel, frozen=True):
     semantic_weight: float = Field(0.3, ge=0, le=1, description="Weight of the normalised dense score.")
     rrf_k: int = Field(60, ge=1, le=1000, description="Reciprocal-rank fusion's constant: 1 / (k + rank).")
     candidates_per_leg: int = Field(50, ge=50, le=1000, description="Candidates each leg returns before fusion.")
-    # On by default: on BioASQ dev it lifted the default fusion's MAP@10 from 0.321 to 0.388 (benchmarks/README.md).
+    # On by default: on BioASQ dev it lifted the default fusion's MAP@10 well past the better single leg's
+    # (benchmarks/RESULTS.md, "Retrieval").
     expand_query: bool = Field(
         True,
         description="Pseudo-relevance feedback: the lexical leg searches again with words from its first results.",
@@ -167,7 +168,7 @@ def dense_closest(hits: Sequence[FusedHit]) -> FusedHit | None:
     """The hit the dense leg found closest to the query (the highest semantic score; the earlier ranked on a tie), or
     None when the dense leg returned none of them. Over `candidates_settings`' list it is the dense leg's first: on
     PubMedQA-kind dev questions, whose abstracts have no title for BM25 to match, that is the question's own abstract
-    for 91% of them, against 80% for the closest among the first ten fused (benchmarks/README.md, "The bottom line")."""
+    more often than the closest among the first ten fused (benchmarks/HISTORY.md, "The bottom line")."""
     scored = [hit for hit in hits if hit.semantic_raw is not None]  # None: the dense leg did not return it
     return max(scored, key=lambda hit: hit.semantic_score, default=None)
 

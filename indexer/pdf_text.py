@@ -1,7 +1,7 @@
 """Read an uploaded PDF article into its identifiers and paragraphs (the shape indexer.jats gives for JATS).
 
 PDFium (pypdfium2) was chosen by measurement: benchmarks/pdf_parsing.py and the "Parsing PDFs" section of
-benchmarks/README.md. It is the fastest of the permissively licensed readers by an order of magnitude, gives each
+benchmarks/HISTORY.md. It is the fastest of the permissively licensed readers by an order of magnitude, gives each
 character's box and font (so reading order, headings and page furniture are worked out here from geometry rather
 than taken from the producer's stream order), and renders pages, which OCR of a scanned page needs.
 

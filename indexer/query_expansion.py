@@ -3,8 +3,8 @@ abstracts are added to the query with a lower weight, and the lexical leg search
 
 A word's score is, summed over the top abstracts that hold it, one over that abstract's number of distinct words,
 times the word's inverse document frequency among the first search's candidates: no engine statistics are needed,
-so every lexical backend does the same. On BioASQ dev it lifted the lexical leg's MAP@10 from 0.308 to 0.39 and RRF
-fusion's from 0.330 to 0.38 (`benchmarks/query_expansion.py`, benchmarks/README.md).
+so every lexical backend does the same. On BioASQ dev it lifts the lexical leg's MAP@10 and the fusion's
+(`benchmarks/query_expansion.py`; figures in benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations

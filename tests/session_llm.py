@@ -59,7 +59,7 @@ def llm_base_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 # How the session's server runs beside the test workers and the e2e stacks, which keep both cores busy:
 # - one thread: llama.cpp's threads wait for each other at every step, so with two threads on two cores one busy
 #   process beside it cut the writing rate from 10.4 to 0.3 tokens/s and the reading rate 2.2-fold, where one thread
-#   read and wrote as fast beside it as alone (5.7-6.0 tokens/s written; benchmarks/README.md, "Beside other work");
+#   read and wrote as fast beside it as alone (5.7-6.0 tokens/s written; benchmarks/HISTORY.md, "Beside other work");
 # - a prompt cache: requests from different tests interleave, so llama.cpp's reuse of the previous prompt's prefix
 #   rarely applies, while most answer prompts share their system prompt and worked example, and the stacks ask the
 #   same question more than once (with it and two abstracts in the stacks' prompts, a suite run on the AMD EPYC read

@@ -11,7 +11,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 # The model `make test` serves: DESIGN.md's fast model, Qwen2.5-Coder-0.5B. In fresh clones' suites on two AVX2 cores
 # it read prompts at 31 tokens/s against the product's 1.5B's 21, and its server worked 6.3-6.7 minutes against 8.9
-# (benchmarks/README.md, "`make test`'s wall time"); it still cites the stacks' questions. The product default is
+# (benchmarks/HISTORY.md, "`make test`'s wall time"); it still cites the stacks' questions. The product default is
 # served end to end by `make drills` and `make vllm-check`, which set VERIMED_TEST_LLM_MODEL to it.
 TEST_LLM_MODEL = os.environ.get("VERIMED_TEST_LLM_MODEL", "qwen2.5-coder-0.5b-instruct")
 

@@ -16,15 +16,15 @@ so on-topic, confidently judged abstracts count most, and a verdict the page sho
 the fitted `unclear_weight` says. `relevance` is how close the dense search found the abstract to the question,
 rescaled over the abstracts read (the closest 1, the farthest 0; `vote_relevance`): a yes/no question is usually
 answered by one or two of the ten abstracts, and the rest are on its topic without testing its claim. Rank does not
-single that abstract out (retrieval puts BM25 first), the dense score does more often (benchmarks/README.md, "The
+single that abstract out (retrieval puts BM25 first), the dense score does more often (benchmarks/HISTORY.md, "The
 bottom line"). A retracted paper never votes. The answer LLM's own stance, when it is
 known, adds `stance_weight` to its side, as one more voice that the page names.
 
 One more voice reads the abstract the dense search finds closest with the answer LLM itself (`ModelReading`,
 `generator.yes_no_reading`): the log-odds of "no" over "yes" for its first answer token. It takes the "no" side when
 those log-odds pass `model_cut` and "yes" otherwise, and weighs `model_weight`. The LLM answers Yes to nearly every
-PubMedQA question whatever the abstract says, but its odds order the "no" questions above the "yes" ones (ROC AUC
-0.885 on the own abstract, benchmarks/README.md), so the cut, fitted on dev, is what reads it; the verifier's
+PubMedQA question whatever the abstract says, but its odds order the "no" questions above the "yes" ones (ROC AUC on
+the own abstract in benchmarks/HISTORY.md), so the cut, fitted on dev, is what reads it; the verifier's
 readings of the ten abstracts, weighed as above, stay the votes beside it. A question asked yes or no whose claim
 the rewrite cannot read has no votes (no claim to check), but the LLM reads the question itself: there its reading
 alone decides, from the retrieved abstracts' relevance (`retrieved_abstracts`).
@@ -297,7 +297,7 @@ class DevQuestion:
 # The grid the fit searches: small on purpose, since the dev questions of a kind number in the tens to a hundred or
 # so. The steep decays would let the first-ranked abstract outweigh the rest, for PubMedQA's kind of question (one
 # relevant abstract, its own); the fits so far have not chosen them, since the own abstract is ranked first for only
-# about one PubMedQA question in five (benchmarks/README.md, "The bottom line").
+# about one PubMedQA question in five (benchmarks/HISTORY.md, "The bottom line").
 GRID: dict[str, tuple[float, ...]] = {
     "rank_decay": (1.0, 0.8, 0.6, 0.4, 0.2),
     "unclear_weight": (0.0, 0.5, 1.0),
@@ -556,8 +556,8 @@ def closest_pmid(retrieved: Sequence[Retrieved]) -> str | None:
     """The abstract the answer LLM reads for the bottom line: the one the dense search found closest to the question
     among those read, the earlier ranked on a tie; a retracted paper is never read. None when nothing is left to
     read. Since the consensus reads the dense leg's closest candidate too (`verifier.consensus.pmids_to_read`), it is
-    the question's own abstract for 0.91 of PubMedQA-kind dev questions (0.80 among the first ten fused alone, 0.20
-    for the first-ranked: benchmarks/README.md, "The bottom line")."""
+    the question's own abstract for most PubMedQA-kind dev questions, more often than the closest among the first ten
+    fused alone, and far more often than the first-ranked (benchmarks/HISTORY.md, "The bottom line")."""
     readable = [abstract for abstract in retrieved if not abstract.retracted]
     if not readable:
         return None

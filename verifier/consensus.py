@@ -32,8 +32,8 @@ def pmids_to_read(ranked: Sequence[str], closest: str | None) -> list[str]:
     """The abstracts the consensus reads: the first `CONSENSUS_ABSTRACTS` of the search's ranking and, when the
     ranking put it below them, the candidate the dense search found closest to the question (`closest`,
     `indexer.hybrid.dense_closest`). A yes/no question is usually answered by one abstract, and fusion weighs BM25
-    most: on PubMedQA-kind dev questions the question's own abstract is the dense leg's closest for 91% of them, and
-    among the fused ten for only 85% (benchmarks/README.md, "The bottom line")."""
+    most: on PubMedQA-kind dev questions the question's own abstract is more often the dense leg's closest than among
+    the fused ten (benchmarks/HISTORY.md, "The bottom line")."""
     read = list(ranked[:CONSENSUS_ABSTRACTS])
     return [*read, closest] if closest is not None and closest not in read else read
 

@@ -239,7 +239,7 @@ class EnginesConfig(_Group):
         "change)",
     )
     # onnx-int8 by default: 1.56x torch's speed on these CPUs, and on BioASQ dev the default hybrid search's MAP@10
-    # was 0.3206 against torch's 0.3229 in the same session (within the 0.005 allowed; benchmarks/README.md). The
+    # was 0.3206 against torch's 0.3229 in the same session (within the 0.005 allowed; benchmarks/HISTORY.md). The
     # dense leg alone loses more (0.329 against 0.339): docker-compose keeps torch, whose GPU needs no int8.
     embedding_backend: str = Field(
         "onnx-int8",

@@ -16,7 +16,7 @@ from tests.e2e.conftest import QUESTIONS, RunningStack
 @pytest.mark.profiles("embedded")
 def test_it_answers_with_cited_and_verified_sentences(stack: RunningStack) -> None:
     # The verdict checks need an answer that cites. The 1.5B model leaves about one answer in twenty uncited
-    # (PubMedQA, benchmarks/README.md); for the everolimus question over the production profile's retrieval it
+    # (PubMedQA, benchmarks/HISTORY.md); for the everolimus question over the production profile's retrieval it
     # copied one abstract sentence without a citation, so this test asks the other question, which the suite's 0.5B
     # model cites as well.
     question = QUESTIONS[1]
