@@ -6,7 +6,7 @@ import pytest
 
 from generator.base import LLMSettings
 from generator.llm import OpenAICompatibleLLM
-from generator.prompts import JUDGE_EXAMPLES, JUDGE_SYSTEM, JUDGE_USER
+from generator.prompts import JUDGE_EXAMPLES, JUDGE_SYSTEM
 from tests.support import TEST_LLM_MODEL
 from verifier.llm_judge import LABELS, Judgement, LlmJudge, judge_messages, parse_label
 
@@ -66,15 +66,43 @@ def test_judge_messages_start_with_the_system_prompt() -> None:
 
 
 def test_judge_messages_give_every_few_shot_example_as_a_user_assistant_pair() -> None:
-    messages = judge_messages(CLAIM, EVIDENCE)
-    pairs = messages[1:-1]
-
-    assert len(pairs) == 2 * len(JUDGE_EXAMPLES)
-    for index, (claim, evidence, label) in enumerate(JUDGE_EXAMPLES):
-        user, assistant = pairs[2 * index], pairs[2 * index + 1]
-        assert user == {"role": "user", "content": JUDGE_USER.format(claim=claim, evidence=evidence)}
-        assert assistant == {"role": "assistant", "content": label}
-        assert label in LABELS
+    # Written out, not rebuilt from JUDGE_USER and JUDGE_EXAMPLES: a change to either must show here.
+    assert judge_messages(CLAIM, EVIDENCE)[1:-1] == [
+        {
+            "role": "user",
+            "content": "Claim: Vitamin C supplementation prevents the common cold.\n"
+            "Evidence: Regular vitamin C supplementation did not reduce the incidence of colds in the general "
+            "population.\nAnswer:",
+        },
+        {"role": "assistant", "content": "CONTRADICT"},
+        {
+            "role": "user",
+            "content": "Claim: Aspirin reduces the risk of a second heart attack.\n"
+            "Evidence: In patients with a previous myocardial infarction, low-dose aspirin lowered the rate of "
+            "recurrent infarction by 25% compared with placebo.\nAnswer:",
+        },
+        {"role": "assistant", "content": "SUPPORT"},
+        {
+            "role": "user",
+            "content": "Claim: Statins lower the risk of dementia.\n"
+            "Evidence: Statins reduced LDL cholesterol by 40% and were well tolerated over five years.\nAnswer:",
+        },
+        {"role": "assistant", "content": "NO_EVIDENCE"},
+        {
+            "role": "user",
+            "content": "Claim: BRCA1 mutations increase the risk of ovarian cancer.\n"
+            "Evidence: Carriers of BRCA1 mutations had a cumulative ovarian cancer risk of 40% by age 70, against "
+            "1.3% in the general population.\nAnswer:",
+        },
+        {"role": "assistant", "content": "SUPPORT"},
+        {
+            "role": "user",
+            "content": "Claim: Metformin use is associated with lower cancer mortality.\n"
+            "Evidence: Metformin is the first-line drug for type 2 diabetes and acts mainly by reducing hepatic "
+            "glucose output.\nAnswer:",
+        },
+        {"role": "assistant", "content": "NO_EVIDENCE"},
+    ]
 
 
 def test_the_few_shot_examples_cover_every_label() -> None:
@@ -142,13 +170,12 @@ def test_the_real_model_supports_an_obvious_pair(judge: LlmJudge) -> None:
     assert judge.model_id == f"llm-judge:{TEST_LLM_MODEL}"
 
 
-@pytest.mark.parametrize(
-    ("claim", "evidence"),
-    [
-        ("Several patients developed lactic acidosis.", "No cases of lactic acidosis occurred."),
-        ("Statins cause memory loss.", "Statins lowered LDL cholesterol by 35% over two years."),
-        ("Zinc shortens the common cold.", "Zinc lozenges shortened colds by one day on average."),
-    ],
-)
-def test_the_real_model_always_answers_with_a_known_label(judge: LlmJudge, claim: str, evidence: str) -> None:
-    assert judge.judge(claim, evidence).label in LABELS
+def test_the_real_model_tells_a_supported_claim_from_an_unrelated_passage(judge: LlmJudge) -> None:
+    # Unambiguous both ways, and answered so by the 0.5B test model and the 1.5B product model alike: a judge that
+    # gives every pair one label, or reads its reply wrongly, fails one of the two.
+    pairs = [
+        (CLAIM, EVIDENCE),
+        ("Coffee prevents Parkinson's disease.", "The hospital car park was resurfaced in 2019."),
+    ]
+
+    assert [verdict.label for verdict in judge.classify(pairs)] == ["SUPPORT", "NO_EVIDENCE"]
