@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import torch
 from transformers import (
-    AutoModelForSequenceClassification,
     AutoTokenizer,
     BatchEncoding,
     PreTrainedModel,
@@ -23,6 +22,7 @@ from transformers import (
 )
 
 from verifier.base import Classification, ClassifierOptions
+from verifier.checkpoint_overlay import load_sequence_classifier
 from verifier.datasets import DatasetFormatError, normalise_label
 from verifier.decision import DecisionRule
 from verifier.precision import autocast, resolve_precision
@@ -85,7 +85,7 @@ class CrossEncoderVerifier:
         """A checkpoint by local path or hub id, with the decision rule stored beside it (`decision.json`) if any;
         weights stored in fp16 are run in fp32 (faster on CPU), or under bf16 autocast."""
         name = str(model)
-        loaded = AutoModelForSequenceClassification.from_pretrained(name, dtype=torch.float32)
+        loaded = load_sequence_classifier(name, dtype=torch.float32)
         loaded.eval()
         return cls(
             AutoTokenizer.from_pretrained(name),

@@ -23,11 +23,13 @@ from typing import Any
 
 import numpy as np
 import torch
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
+from transformers import AutoTokenizer
 
 from indexer.training_resume import RESUME_FILE, ResumePoint, length_bucketed_batches, optimizer_and_schedule
+from verifier.checkpoint_overlay import load_sequence_classifier
 from verifier.cross_encoder import CrossEncoderVerifier
 from verifier.datasets import LABELS, ClaimDocumentPair
+from verifier.layer_freezing import freeze_below_top_layers
 from verifier.metrics import score_classifier
 from verifier.pairs import verifier_passage
 from verifier.precision import autocast
@@ -122,6 +124,8 @@ class TrainingConfig:
     # the gold and extra examples beside them (a seeded sample), so that a warm start fits a session's time.
     product_shaped_pairs: int = 0
     gold_examples: int = 0
+    # Only the encoder's top layers and the head learn (0: all of it): see verifier.layer_freezing.
+    trainable_layers: int = 0
     resume_every: int = 100  # steps between resumable checkpoints
     precision: str = "fp32"  # or "bf16" (autocast) or "auto": see verifier.precision
     # Distillation (verifier.distillation): the teacher checkpoint whose soft labels the student learns, the weight of
@@ -198,13 +202,15 @@ def train_verifier(
     torch.set_num_threads(config.threads)
     rng = random.Random(config.seed)
     tokenizer = AutoTokenizer.from_pretrained(config.backbone)
-    model = AutoModelForSequenceClassification.from_pretrained(
+    model = load_sequence_classifier(
         config.backbone,
         dtype=torch.float32,  # a checkpoint stored in fp16 (ours) trains in fp32
         num_labels=len(LABELS),
         id2label=dict(enumerate(LABELS)),
         label2id={label: index for index, label in enumerate(LABELS)},
     )
+    learning = freeze_below_top_layers(model, config.trainable_layers)
+    on_progress(f"{len(learning)} of {len(list(model.parameters()))} parameter tensors learn")
     label_ids = torch.tensor([LABELS.index(example.label) for example in train])
     lengths = [len(e.claim) + len(e.passage) for e in train]
     steps_per_epoch = math.ceil(len(train) / config.batch_size)

@@ -102,6 +102,12 @@ class Command(BaseCommand):
             "fit a session.",
         )
         parser.add_argument(
+            "--trainable-layers",
+            type=int,
+            default=0,
+            help="Train only the encoder's top N layers and the head (0: all); a warm start then ships as an overlay.",
+        )
+        parser.add_argument(
             "--counterfactuals",
             type=float,
             default=0.5,
@@ -148,6 +154,7 @@ class Command(BaseCommand):
             counterfactual_fraction=options["counterfactuals"],
             product_shaped_pairs=options["product_shaped_pairs"],
             gold_examples=options["gold_examples"],
+            trainable_layers=options["trainable_layers"],
             precision=options["precision"],
             seed=options["seed"],
             teacher=teacher,
