@@ -116,6 +116,17 @@ def main() -> None:
         "--product-shaped-half 0 would from the same logits",
     )
     parser.add_argument(
+        "--target-precision",
+        type=float,
+        default=0.85,
+        help="with --refit: the shown precision the refit rule's Unclear threshold aims at on the pooled fitted sets",
+    )
+    parser.add_argument(
+        "--per-label-thresholds",
+        action="store_true",
+        help="with --refit: an Unclear threshold per label (verifier.decision), each at the target precision",
+    )
+    parser.add_argument(
         "--document-order",
         action="store_true",
         help="the chosen sentences in the abstract's order (the reading before)",
@@ -154,7 +165,15 @@ def main() -> None:
             },
         }
         if options.refit:
-            entry["refit_rule"], refit = _refit(shaped, shaped_logits, gold, gold_logits, shipped=rule)
+            entry["refit_rule"], refit = _refit(
+                shaped,
+                shaped_logits,
+                gold,
+                gold_logits,
+                shipped=rule,
+                target_precision=options.target_precision,
+                per_label_thresholds=options.per_label_thresholds,
+            )
             if options.save_rule:
                 print(f"wrote {refit.save(model)}")
         results["models"][str(model)] = entry
@@ -171,6 +190,8 @@ def _refit(
     gold_logits: dict[str, np.ndarray],
     *,
     shipped: DecisionRule,
+    target_precision: float,
+    per_label_thresholds: bool,
 ) -> tuple[dict[str, Any], DecisionRule]:
     first = {id(pair) for pair in half(shaped, 0)}
     fit_rows = [i for i, pair in enumerate(shaped) if id(pair) in first]
@@ -180,9 +201,14 @@ def _refit(
     fitted = [split.name for split in DEV_SPLITS]
     dev = {name: (gold_logits[name], [p.label for p in gold[name]]) for name in fitted}
     dev["product_shaped"] = (shaped_logits[fit_rows], [shaped[i].label for i in fit_rows])
-    rule = fit_decision_rule(dev)
+    rule = fit_decision_rule(dev, target_precision=target_precision, per_label_thresholds=per_label_thresholds)
     return {
-        "rule": {"temperature": rule.temperature, "bias": rule.bias, "unclear_threshold": rule.unclear_threshold},
+        "rule": {
+            "temperature": rule.temperature,
+            "bias": rule.bias,
+            "unclear_threshold": rule.unclear_threshold,
+            "label_thresholds": rule.label_thresholds,
+        },
         "product_shaped_half1": construction_report(rule, shaped_logits[read_rows], [shaped[i] for i in read_rows]),
         # The shipped rule on the same half, for a side-by-side reading.
         "shipped_rule_half1": construction_report(shipped, shaped_logits[read_rows], [shaped[i] for i in read_rows]),

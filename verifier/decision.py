@@ -8,7 +8,9 @@ never tuned on the file it reports:
 - a CONTRADICT floor: a contradiction whose calibrated probability is below it yields to the next label, so one
   unsure contradiction cannot paint a supported sentence red;
 - an Unclear threshold: a verdict whose calibrated confidence is below it is shown as Unclear, with the model's
-  leaning kept for the panel.
+  leaning kept for the panel. Optionally one per label: a single threshold fitted for precision over all three
+  labels hides the easy ones with the hard (a NO_EVIDENCE verdict on another abstract's pair is right far more often
+  at the same confidence than a CONTRADICT), so each label may carry its own.
 """
 
 from __future__ import annotations
@@ -49,6 +51,10 @@ class DecisionRule:
     contradict_floor: float = 0.0
     unclear_threshold: float = 0.0
     fitted_on: tuple[str, ...] = ()  # the dev sets it was chosen on, for the model card and the audit
+    label_thresholds: dict[str, float] = field(default_factory=dict)  # per label; a label absent uses the one above
+
+    def threshold_for(self, label: str) -> float:
+        return self.label_thresholds.get(label, self.unclear_threshold)
 
     def calibrated(self, logits: np.ndarray) -> np.ndarray:
         """Temperature-scaled probabilities, one row per pair."""
@@ -77,7 +83,7 @@ class DecisionRule:
             confidence = float(row[self.labels.index(label)])
             decisions.append(
                 Decision(
-                    shown=UNCLEAR if confidence < self.unclear_threshold else label,
+                    shown=UNCLEAR if confidence < self.threshold_for(label) else label,
                     label=label,
                     confidence=confidence,
                     probabilities={name: float(value) for name, value in zip(self.labels, row, strict=True)},
@@ -106,6 +112,7 @@ class DecisionRule:
             contradict_floor=float(data.get("contradict_floor", 0.0)),
             unclear_threshold=float(data.get("unclear_threshold", 0.0)),
             fitted_on=tuple(data.get("fitted_on", ())),
+            label_thresholds={str(k): float(v) for k, v in data.get("label_thresholds", {}).items()},
         )
 
 
@@ -160,13 +167,15 @@ def fit_decision_rule(
     target_precision: float = 0.85,
     min_coverage: float = 0.40,
     labels: Sequence[str] = LABELS,
+    per_label_thresholds: bool = False,
 ) -> DecisionRule:
     """Fit every part on the named dev sets (logits, gold labels), each set weighted equally.
 
     Biases and the floor maximise the mean macro-F1 over the sets (coordinate search on a grid, two passes).
     The Unclear threshold is the lowest confidence at which the shown verdicts of the pooled dev pairs reach
     `target_precision`; where none does while covering `min_coverage`, the one of best precision that still covers
-    `min_coverage`.
+    `min_coverage`. With `per_label_thresholds` each label also gets its own threshold, chosen the same way on the
+    pooled pairs the rule gives that label.
     """
     names = sorted(dev)
     logits = np.concatenate([np.asarray(dev[name][0], dtype=np.float64) for name in names])
@@ -208,7 +217,23 @@ def fit_decision_rule(
     threshold = choose_unclear_threshold(
         best, logits, gold_all, target_precision=target_precision, min_coverage=min_coverage
     )
-    return replace(best, unclear_threshold=threshold)
+    best = replace(best, unclear_threshold=threshold)
+    if per_label_thresholds:
+        decided = np.array(best.decide_labels(best.calibrated(logits)))
+        gold_array = np.array(gold_all)
+        per_label = {}
+        for label in labels:
+            rows = decided == label
+            if rows.any():
+                per_label[label] = choose_unclear_threshold(
+                    best,
+                    logits[rows],
+                    list(gold_array[rows]),
+                    target_precision=target_precision,
+                    min_coverage=min_coverage,
+                )
+        best = replace(best, label_thresholds=per_label)
+    return best
 
 
 def choose_unclear_threshold(

@@ -130,3 +130,38 @@ def test_fitting_on_dev_recovers_a_biased_model_and_stores_the_rule(tmp_path: Pa
 
 def test_a_checkpoint_without_a_stored_rule_gets_the_identity(tmp_path: Path) -> None:
     assert DecisionRule.load(tmp_path) == DecisionRule()
+
+
+def test_each_label_gets_its_own_threshold_when_asked() -> None:
+    # NO_EVIDENCE verdicts are right at every confidence; SUPPORT verdicts only above 0.8 (below, the pair is a
+    # contradiction). Pooled, 18 of 20 verdicts are right, so one threshold at 0.9 precision hides nothing and shows
+    # the two wrong SUPPORT verdicts; a threshold per label hides exactly those.
+    rows, gold = [], []
+    for confidence in (0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6, 0.55, 0.5):
+        rest = (1 - confidence) / 2
+        rows.append([rest, rest, confidence])
+        gold.append("NO_EVIDENCE")
+        rows.append([confidence, rest, rest])
+        gold.append("SUPPORT" if confidence > 0.8 else "CONTRADICT")
+    logits = logits_for(rows)
+    dev = {"a": (logits, gold)}
+
+    single = fit_decision_rule(dev, target_precision=0.9, min_coverage=0.3)
+    per_label = fit_decision_rule(dev, target_precision=0.9, min_coverage=0.3, per_label_thresholds=True)
+
+    def shown(rule: DecisionRule, label: str) -> list[str]:
+        return [g for d, g in zip(rule.decide(logits), gold, strict=True) if d.shown == label]
+
+    assert single.label_thresholds == {}
+    assert shown(single, "SUPPORT").count("CONTRADICT") == 2
+    assert shown(per_label, "SUPPORT") == ["SUPPORT"] * 3
+    assert shown(per_label, "NO_EVIDENCE") == ["NO_EVIDENCE"] * 10
+    assert per_label.label_thresholds["SUPPORT"] > per_label.unclear_threshold
+
+
+def test_a_label_threshold_overrides_the_shared_one_and_survives_a_round_trip(tmp_path: Path) -> None:
+    rule = DecisionRule(unclear_threshold=0.7, label_thresholds={"NO_EVIDENCE": 0.4})
+    logits = logits_for([[0.2, 0.3, 0.5], [0.5, 0.3, 0.2]])
+    assert [d.shown for d in rule.decide(logits)] == ["NO_EVIDENCE", "UNCLEAR"]
+    rule.save(tmp_path)
+    assert DecisionRule.load(tmp_path) == rule

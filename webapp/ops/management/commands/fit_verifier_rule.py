@@ -39,6 +39,11 @@ class Command(BaseCommand):
         parser.add_argument("--target-precision", type=float, default=0.85)
         parser.add_argument("--min-coverage", type=float, default=0.40)
         parser.add_argument(
+            "--per-label-thresholds",
+            action="store_true",
+            help="An Unclear threshold per label, each fitted to the target precision on the pairs given that label.",
+        )
+        parser.add_argument(
             "--no-product-shaped",
             dest="product_shaped",
             action="store_false",
@@ -75,7 +80,10 @@ class Command(BaseCommand):
             inputs = reading.inputs([item.pair for item in shaped])
             dev["product_shaped"] = (classifier.logits(inputs), [item.label for item in shaped])
         rule = fit_decision_rule(
-            dev, target_precision=options["target_precision"], min_coverage=options["min_coverage"]
+            dev,
+            target_precision=options["target_precision"],
+            min_coverage=options["min_coverage"],
+            per_label_thresholds=options["per_label_thresholds"],
         )
         path = rule.save(folder)
         self.stdout.write(json.dumps({"rule": str(path), **rule.__dict__}, default=list, indent=2))
