@@ -216,6 +216,28 @@ def shot(page: Page, name: str) -> Path:
     return path
 
 
+# `make screenshot` sets it: the browser test that reaches a finished answer saves the page there for the README.
+SCREENSHOT_DIR_VARIABLE = "VERIMED_SCREENSHOT_DIR"
+
+
+def readme_shot(page: Page, name: str) -> Path | None:
+    """A full-page PNG of what `page` shows, as `name`.png in VERIMED_SCREENSHOT_DIR when that is set (else nothing).
+
+    Reduced to 256 colours: the picture is committed, and a page of text and flat colours loses nothing visible."""
+    folder = os.environ.get(SCREENSHOT_DIR_VARIABLE)
+    if not folder:
+        return None
+    from PIL import Image  # only this hook needs it
+
+    path = Path(folder) / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=True, animations="disabled")
+    with Image.open(path) as shot_image:
+        reduced = shot_image.convert("RGB").quantize(colors=256)
+    reduced.save(path, optimize=True)
+    return path
+
+
 def stop_question(page: Page) -> None:
     """Stop the question if it is still being answered, so the next test does not wait behind it for the worker."""
     stop = page.get_by_role("button", name="Stop")

@@ -15,7 +15,16 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.answers import assert_cited_and_verified
-from tests.e2e.conftest import ARTIFACTS, QUESTIONS, USERS, RunningStack, question_json, shot, sign_in
+from tests.e2e.conftest import (
+    ARTIFACTS,
+    QUESTIONS,
+    USERS,
+    RunningStack,
+    question_json,
+    readme_shot,
+    shot,
+    sign_in,
+)
 from tests.e2e.contrast import AA_NORMAL_TEXT, contrast_ratio
 
 VERDICT_CLASSES = ("SUPPORT", "CONTRADICT", "NO_EVIDENCE", "UNCLEAR", "NO_REFERENCE", "UNCITED")
@@ -67,6 +76,7 @@ def test_a_researcher_asks_reads_the_evidence_and_flags_and_a_reviewer_resolves_
     shot(page, "flow-01-streaming")
     expect(view).to_have_attribute("data-status", "done", timeout=300_000)
     shot(page, "flow-02-verified-answer")
+    readme_shot(page, "answer-page")
     # What it stored, as `manage.py ask --json` prints it: the profile's engines retrieved, the worker cited and
     # verified (the command's own test runs on the embedded default only).
     assert_cited_and_verified(
