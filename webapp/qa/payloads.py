@@ -205,6 +205,12 @@ class ConsensusVerdictPayload(TypedDict):
         list[Annotated[list[int], Doc(min_length=2, max_length=2)]],
         Doc("[start, end] character offsets into the abstract of the sentences the verifier read as evidence."),
     ]
+    leaning: Annotated[
+        str, Doc("The label the verifier leans to (SUPPORT, CONTRADICT or NO_EVIDENCE), also when `label` is UNCLEAR.")
+    ]
+    probabilities: Annotated[
+        dict[str, float], Doc("Calibrated probability per label; empty where the verifier gives none.")
+    ]
 
 
 class ModelReadingPayload(TypedDict):

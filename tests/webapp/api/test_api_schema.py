@@ -14,16 +14,22 @@ from django.test import Client
 from rest_framework import serializers
 
 from tests.webapp.factories import recheck_stored
-from verifier.bottom_line import BottomLine, ModelReading
+from verifier.bottom_line import load_bottom_line_rule
+from verifier.fake_classifier import FakeClaimClassifier
+from verifier.fake_evidence import FakeEvidenceFinder
+from verifier.verify import AnswerVerifier
 from webapp.api.serializers.articles import ArticleSerializer
 from webapp.api.serializers.question_detail import QuestionDetailSerializer
 from webapp.corpus.models import Article
 from webapp.qa import selectors
-from webapp.qa.consensus import bottom_line_json
+from webapp.qa.consensus import question_consensus
 from webapp.qa.models import AnswerSentence, CitationVerdict, Question, RetrievedDocument
 from webapp.watch.selectors import question_watch_payload
 
-COMMITTED = Path(__file__).resolve().parents[3] / "docs" / "openapi.yaml"
+REPO = Path(__file__).resolve().parents[3]
+COMMITTED = REPO / "docs" / "openapi.yaml"
+# The rule shipped beside the default verifier: it weighs the answer model's reading, so the payload carries one.
+SHIPPED_RULE = REPO / "verifier" / "models" / "verimed-mpnet-verifier"
 
 
 @pytest.mark.django_db
@@ -109,11 +115,12 @@ def _assert_documented(serializer: serializers.Serializer, value: dict[str, Any]
 @pytest.fixture
 def answered(role_users: dict[str, User]) -> Question:
     # 125 was cited earlier in the thread: given to the model besides what the follow-up retrieved (thread_sources).
-    for pmid in ("123", "125"):
+    abstracts = {"123": "One sentence. Aspirin is effective. Last.", "125": "One sentence. Evidence here. Last."}
+    for pmid, abstract in abstracts.items():
         Article.objects.create(
             pmid=pmid,
             title="T",
-            abstract="One sentence. Evidence here. Last.",
+            abstract=abstract,
             journal="J",
             year=2020,
             authors=["A B"],
@@ -123,7 +130,7 @@ def answered(role_users: dict[str, User]) -> Question:
         )
     first = Question.objects.create(text="P?", user=role_users["researcher"], status=Question.Status.DONE)
     question = Question.objects.create(
-        text="Q?",
+        text="Is aspirin effective?",
         user=role_users["researcher"],
         status=Question.Status.DONE,
         parent=first,
@@ -131,38 +138,26 @@ def answered(role_users: dict[str, User]) -> Question:
         context={"given": ["123", "125"]},
         answer_text="Yes (PUBMED:123).",
         citation_notes=[{"written": "PUBMED:124", "raw_id": "124", "pmid": "123", "how": "repaired"}],
-        consensus={
-            "claim": "Q.",
-            "read": 1,
-            "support": 1,
-            "contradict": 0,
-            "no_evidence": 0,
-            "unclear": 0,
-            "pmids": {"support": ["123"], "contradict": [], "no_evidence": [], "unclear": []},
-            "speaking_minimum": 5,
-            "verdicts": {"123": {"label": "SUPPORT", "confidence": 0.7, "evidence_spans": [[14, 28]]}},
-            # As the verify stage writes it, so the documented shape is checked against the writer's.
-            "bottom_line": bottom_line_json(
-                BottomLine(
-                    answer="yes",
-                    yes_weight=0.7,
-                    no_weight=0.0,
-                    yes_pmids=("123",),
-                    no_pmids=(),
-                    abstaining=0,
-                    retracted_pmids=(),
-                    stance="yes",
-                    weights={"123": 0.7},
-                    model_reading=ModelReading(pmid="123", log_odds_no=-4.1),
-                    model_side="yes",
-                ),
-                model_weight=2.0,
-            ),
-        },
+        # The dense search's closest candidate, ranked below the sources: the consensus reads it too.
+        closest_candidate={"pmid": "125", "semantic_score": 0.8},
     )
     RetrievedDocument.objects.create(
         question=question, rank=1, pmid="123", score=0.9, lexical_score=1.0, semantic_score=0.6
     )
+    # Made the way the verify stage makes it (webapp/qa/services/verify.py), the fake verifier reading the abstracts
+    # and stand-ins for the answer model's two readings, so the documented shape is checked against the writer's.
+    question.consensus = question_consensus(
+        question=question,
+        verifier=AnswerVerifier(FakeClaimClassifier(), FakeEvidenceFinder()),
+        rule=load_bottom_line_rule(SHIPPED_RULE),
+        answer_text="Yes.",
+        read_model=lambda question, title, abstract: -4.1,
+        read_answer_stance=lambda: "yes",
+    )
+    assert question.consensus is not None
+    assert question.consensus["verdicts"].keys() == {"123", "125"}
+    assert question.consensus["bottom_line"]["model_reading"] is not None
+    question.save(update_fields=["consensus"])
     sentence = AnswerSentence.objects.create(
         question=question, position=0, text="Yes (PUBMED:123).", display_text="Yes.", verdict="SUPPORT"
     )
