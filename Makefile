@@ -64,10 +64,12 @@ drills: $(VENV)/.installed-test $(PDFJS_STAMP) chromium
 	exit $$status
 
 # The README's picture of an answer page (docs/images/answer-page.png): the researcher's browser test, run once on the
-# embedded profile, saves the finished answer page there (readme_shot in tests/e2e/conftest.py).
+# embedded profile with the product's default answer model, saves the finished answer page there (readme_shot in
+# tests/e2e/conftest.py).
 .PHONY: screenshot
 screenshot: $(VENV)/.installed-test $(PDFJS_STAMP) chromium
-	VERIMED_SCREENSHOT_DIR=$(CURDIR)/docs/images VERIMED_E2E_PROFILES=embedded $(BIN)/python -m pytest -n 0 -p no:randomly \
+	VERIMED_SCREENSHOT_DIR=$(CURDIR)/docs/images VERIMED_E2E_PROFILES=embedded VERIMED_TEST_LLM_MODEL=$(PRODUCT_LLM_MODEL) \
+		$(BIN)/python -m pytest -n 0 -p no:randomly \
 		"tests/e2e/test_flows.py::test_a_researcher_asks_reads_the_evidence_and_flags_and_a_reviewer_resolves_it"
 
 # The production LLM path against a real vLLM server: vLLM's CPU build serving the packaged Qwen model, dequantised
