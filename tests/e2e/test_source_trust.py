@@ -3,9 +3,12 @@ setting carries the red Retracted badge with its notice, every source its study-
 answer opens with its bottom line (the retracted paper kept out of the vote) and ends with the consensus meter of its
 first retrieved abstracts, each count opening its abstracts with their badges.
 
-The papers are written here in PubMed's XML format about a made-up drug, so that they are the top hits for the
-question, and stored into the running stack the way `make run` stores its corpus (words indexed at once, vectors
-left to the background embedder). One LLM answer in all: the consensus is made when the answer is verified."""
+The papers are written here in PubMed's XML format about a made-up drug, and stored into the running stack the way
+`make run` stores its corpus (words indexed at once, vectors left to the background embedder). The question asks for
+five abstracts by keyword search, so the five papers, and only they, are what the consensus reads (no dense leg: no
+closest candidate read beside them), and each is worded so that the shipped verifier reads it one way with a wide
+margin: the page's counts, groups and bottom line are known before the question is asked. One LLM answer in all:
+the consensus is made when the answer is verified."""
 
 from __future__ import annotations
 
@@ -22,10 +25,13 @@ pytestmark = pytest.mark.profiles("embedded")
 
 QUESTION = "Does velnoraxin reduce migraine frequency?"
 RETRACTED_PMID, RCT_PMID, META_PMID = "99100001", "99100002", "99100003"
+TEEN_PMID, KINETICS_PMID = "99100004", "99100005"
 TITLES = {
     RETRACTED_PMID: "Velnoraxin for chronic migraine: an open-label trial.",
     RCT_PMID: "Velnoraxin versus placebo for migraine prevention: a randomised controlled trial.",
     META_PMID: "Velnoraxin and migraine frequency: a meta-analysis of trials.",
+    TEEN_PMID: "Velnoraxin in adolescents with migraine: a randomised controlled trial.",
+    KINETICS_PMID: "Velnoraxin pharmacokinetics in adults with migraine.",
 }
 ABSTRACTS = {
     RETRACTED_PMID: "Velnoraxin reduced migraine frequency in 120 adults with chronic migraine. Monthly migraine days "
@@ -34,13 +40,35 @@ ABSTRACTS = {
     "placebo. Monthly migraine days fell by 1.9 with velnoraxin and by 1.8 with placebo.",
     META_PMID: "Pooling six randomised trials in 2,310 adults, velnoraxin reduced migraine frequency by 1.5 days per "
     "month compared with placebo.",
+    TEEN_PMID: "In 210 adolescents with episodic migraine, velnoraxin reduced migraine frequency compared with "
+    "placebo. Monthly migraine days fell by 2.4 with velnoraxin and by 0.9 with placebo.",
+    KINETICS_PMID: "We measured plasma concentrations of velnoraxin in 24 adults with migraine after single oral doses "
+    "between attacks. Its half-life was 11 hours and food did not change its absorption.",
+}
+# The shipped verifier's reading of "Velnoraxin reduces migraine frequency." against each (calibrated confidence, its
+# Unclear threshold 0.62): 0.66, 0.74, 0.66, 0.69 and 0.32, the last shown Unclear. The retracted paper is read and
+# counted on the meter, and kept out of the bottom line's vote.
+GROUPS = {
+    RETRACTED_PMID: "support",
+    RCT_PMID: "contradict",
+    META_PMID: "support",
+    TEEN_PMID: "support",
+    KINETICS_PMID: "unclear",
 }
 PUBLICATION_TYPES = {
     RETRACTED_PMID: ("Journal Article", "Clinical Trial", "Retracted Publication"),
     RCT_PMID: ("Journal Article", "Randomized Controlled Trial"),
     META_PMID: ("Journal Article", "Meta-Analysis", "Systematic Review"),
+    TEEN_PMID: ("Journal Article", "Randomized Controlled Trial"),
+    KINETICS_PMID: ("Journal Article", "Clinical Trial"),
 }
-DESIGNS = {RETRACTED_PMID: "Clinical trial", RCT_PMID: "Randomised controlled trial", META_PMID: "Meta-analysis"}
+DESIGNS = {
+    RETRACTED_PMID: "Clinical trial",
+    RCT_PMID: "Randomised controlled trial",
+    META_PMID: "Meta-analysis",
+    TEEN_PMID: "Randomised controlled trial",
+    KINETICS_PMID: "Clinical trial",
+}
 RETRACTION_NOTICE = "Cephalalgia Test. 2024 Mar;3(1):9"
 
 
@@ -73,7 +101,7 @@ def _article_xml(pmid: str) -> str:
 
 
 def _store_papers(stack: RunningStack) -> None:
-    """The three papers in PubMed's format, stored into the running stack: keyword search finds them at once."""
+    """The five papers in PubMed's format, stored into the running stack: keyword search finds them at once."""
     path = stack.var_dir / "velnoraxin.xml"
     articles = "\n".join(_article_xml(pmid) for pmid in TITLES)
     path.write_text(
@@ -88,6 +116,9 @@ def _ask_including_retracted(page: Page) -> None:
     page.get_by_label("Your biomedical question").fill(QUESTION)
     page.locator(".search-settings summary").click()
     page.get_by_label("Include retracted papers").check()
+    # Keyword search alone, five abstracts: the five papers, whatever the background embedder has reached.
+    page.get_by_label("Lexical only (BM25)").check()
+    page.get_by_label("Abstracts to retrieve").select_option("5")
     page.get_by_role("button", name="Ask").click()
 
 
@@ -125,31 +156,31 @@ def test_a_retracted_source_its_badges_and_the_consensus_meter(stack: RunningSta
     expect(consensus).to_be_visible()
     data = question_json(page, stack)["consensus"]
     assert data["claim"] == "Velnoraxin reduces migraine frequency."
-    assert set(TITLES) <= set(data["verdicts"]), "the first retrieved abstracts are read, cited or not"
-    # At most ten retrieved, and the dense search's closest candidate when fusion ranked it below them.
-    assert data["support"] + data["contradict"] + data["no_evidence"] + data["unclear"] == data["read"]
-    assert data["read"] <= 10 + (data["closest_read"] is not None)
-    expect(page.locator("#consensus-claim")).to_contain_text(
-        "and the one the search found closest to the question" if data["closest_read"] else " abstracts retrieved."
-    )
+    assert set(data["verdicts"]) == set(TITLES), "the retrieved abstracts are read, cited or not"
+    assert {key: set(data["pmids"][key]) for key in data["pmids"] if data["pmids"][key]} == {
+        "support": {RETRACTED_PMID, META_PMID, TEEN_PMID},
+        "contradict": {RCT_PMID},
+        "unclear": {KINETICS_PMID},
+    }
+    counts = {"support": 3, "contradict": 1, "no_evidence": 0, "unclear": 1}
+    assert {key: data[key] for key in counts} == counts
+    assert (data["read"], data["closest_read"]) == (5, None)
+    expect(page.locator("#consensus-claim")).to_contain_text("the first 5 abstracts retrieved.")
+    expect(page.locator("#consensus-claim")).not_to_contain_text("closest to the question")
     _assert_bottom_line_first(page, data)
     expect(page.locator("#consensus-claim")).to_contain_text("Velnoraxin reduces migraine frequency.")
     names = {"support": "Support", "contradict": "Contradict", "no_evidence": "No evidence", "unclear": "Unclear"}
     for key, name in names.items():
-        expect(consensus.locator(f'details[data-label="{key}"] summary')).to_contain_text(f"{name}: {data[key]}")
-    expect(consensus.locator(".consensus-segment")).to_have_count(sum(1 for key in names if data[key]))
-    speaking = data["support"] + data["contradict"]
+        expect(consensus.locator(f'details[data-label="{key}"] summary')).to_contain_text(f"{name}: {counts[key]}")
+    expect(consensus.locator(".consensus-segment")).to_have_count(3)  # no segment for a count of none
+    # Four speak to it (three support, one contradicts): fewer than five.
     few = page.locator("#consensus-few")
-    if speaking < 5:
-        expect(few).to_be_visible()
-        expect(few).to_contain_text(re.compile(r"^Fewer than 5 abstracts speak to this: .*too few to call a consensus"))
-    else:
-        expect(few).to_be_hidden()
+    expect(few).to_be_visible()
+    expect(few).to_contain_text(re.compile(r"^Fewer than 5 abstracts speak to this: .*too few to call a consensus"))
 
     # Each count opens its abstracts, with their badges; the retracted paper is marked there too.
     for pmid, title in TITLES.items():
-        key = next(key for key, pmids in data["pmids"].items() if pmid in pmids)
-        group = consensus.locator(f'details[data-label="{key}"]')
+        group = consensus.locator(f'details[data-label="{GROUPS[pmid]}"]')
         if group.get_attribute("open") is None:
             group.locator("summary").click()
         listed = group.locator("li.consensus-source").filter(has_text=title)
@@ -178,7 +209,8 @@ def _assert_bottom_line_first(page: Page, consensus: dict[str, Any]) -> None:
     shown = shown_bottom_line(consensus)
     assert shown is not None, "a consensus made now has a bottom line"
     assert line["retracted_pmids"] == [RETRACTED_PMID], "retrieved among the first ten, read, and kept out"
-    assert RETRACTED_PMID not in line["yes_pmids"] + line["no_pmids"]
+    # The retracted paper kept out; the Unclear one abstains.
+    assert (set(line["yes_pmids"]), line["no_pmids"]) == ({META_PMID, TEEN_PMID}, [RCT_PMID])
     section = page.locator("#bottom-line")
     expect(section).to_be_visible()
     expect(page.locator("#bottom-line-title")).to_have_text(line["title"])
@@ -192,20 +224,17 @@ def _assert_bottom_line_first(page: Page, consensus: dict[str, Any]) -> None:
     expect(page.locator("#bottom-line-retracted")).to_have_text(
         f"1 retracted paper did not vote: PMID {RETRACTED_PMID}"
     )
-    disagrees = page.locator("#bottom-line-disagrees")
-    if line["answer_disagrees"]:
-        expect(disagrees).to_have_text(shown.disagreement_sentence("below"))
-    else:
-        expect(disagrees).to_have_count(0)
-    # The answer model's reading of the closest abstract, said in the server's words with that abstract's button,
-    # when the shipped rule weighs it; nothing about it otherwise.
-    model = page.locator("#bottom-line-model")
-    if line["model_reading"]:
-        expect(model).to_have_text(f"{shown.model_sentence} PMID {line['model_reading']['pmid']}")
-    elif line["model_reading_failed"]:
-        expect(model).to_have_text(shown.model_sentence)
-    else:
-        expect(model).to_have_count(0)
+    # The answer is asked to open with the bottom line's words, and does: no disagreement to show.
+    assert line["answer_disagrees"] is False
+    expect(page.locator("#bottom-line-disagrees")).to_have_count(0)
+    # The answer model's reading of the closest abstract (the shipped rule weighs it, and the session's model server
+    # answers), said in the server's words with that abstract's button. All five are equally relevant to a keyword
+    # search, so the closest is the first ranked that votes: never the retracted paper.
+    assert not line["model_reading_failed"]
+    reading = line["model_reading"]
+    assert reading is not None
+    assert reading["pmid"] in set(TITLES) - {RETRACTED_PMID}
+    expect(page.locator("#bottom-line-model")).to_have_text(f"{shown.model_sentence} PMID {reading['pmid']}")
     expect(page.locator("#bottom-line-limits")).to_have_text(LIMITS)
     above, answer = section.bounding_box(), page.locator("#answer").bounding_box()
     assert above is not None
