@@ -38,6 +38,13 @@ run: $(VENV)/.installed-run $(PDFJS_STAMP) tesseract
 stop:
 	$(BIN)/python manage.py stack stop
 
+# The demo corpus fetched from NCBI's E-utilities, for a machine that is online but has no copy of ../shared/data
+# (which stays the default); then `VERIMED_DATA_DIR=$(DEMO_DATA_DIR) make run`. See docs/data-sources.md.
+DEMO_DATA_DIR ?= var/demo-data
+.PHONY: demo-data
+demo-data: $(VENV)/.installed-run
+	$(BIN)/python manage.py fetch_pubmed_demo --out $(DEMO_DATA_DIR)
+
 # Two workers by default (pytest-xdist): most tests keep one core busy, and the tests around a costly session fixture
 # (a profile's e2e stack) stay together on one worker (xdist_group_of in tests/conftest.py); the LLM server is one
 # for the whole session, shared by the workers (tests/session_llm.py).
