@@ -27,6 +27,7 @@ DECISION_FIELDS = {
     "bias": "added to the calibrated log-probabilities, to move the boundary towards a label",
     "contradict_floor": "a CONTRADICT verdict below this probability yields to the next label",
     "unclear_threshold": "a verdict whose calibrated confidence is below it is shown as Unclear",
+    "label_thresholds": "per label, the Unclear threshold in place of the one above (none: that one serves all)",
     "fitted_on": "the dev splits the rule was chosen on (`manage.py fit_verifier_rule`)",
 }
 BOTTOM_LINE_FIELDS = {
