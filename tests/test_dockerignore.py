@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import REPO
+from verifier.checkpoint_overlay import Overlay
 from webapp.config_groups import EnginesConfig
 from webapp.qa.verification_settings import VerificationSettings
 
@@ -68,7 +69,10 @@ def _default_checkpoints() -> set[str]:
         VerificationSettings.model_fields["evidence_model"].default,
         EnginesConfig.model_fields["reranker_model"].default,
     )
-    return {Path(default).resolve().relative_to(REPO).as_posix() for default in defaults}
+    folders = {Path(default).resolve() for default in defaults}
+    # A checkpoint stored as an overlay (verifier.checkpoint_overlay) is served together with its base.
+    bases = {overlay.base for folder in folders if (overlay := Overlay.read(folder)) is not None}
+    return {folder.relative_to(REPO).as_posix() for folder in folders | bases}
 
 
 def test_it_uses_no_negated_pattern_the_check_does_not_read() -> None:
@@ -84,7 +88,8 @@ def test_what_the_dockerfile_copies_is_in_the_context(source: str) -> None:
 def test_the_checkpoints_the_defaults_serve_are_in_the_context() -> None:
     served = _default_checkpoints()
     assert served == {
-        "verifier/models/verimed-mpnet-verifier",
+        "verifier/models/verimed-mpnet-product-verifier",
+        "verifier/models/verimed-mpnet-verifier",  # the base its overlay is read on
         "verifier/models/verimed-evidence-late-fusion",
         "indexer/models/verimed-minilm-reranker",
     }

@@ -15,6 +15,7 @@ from tests.support import REPO
 
 DOC = (REPO / "docs" / "models.md").read_text()
 COMMITTED = [
+    "verifier/models/verimed-mpnet-product-verifier/overlay.safetensors",
     "verifier/models/verimed-mpnet-verifier/model.safetensors",
     "verifier/models/verimed-evidence-late-fusion/tagger.pt",
     "indexer/models/verimed-minilm-reranker/model.safetensors",

@@ -9,6 +9,7 @@ import pytest
 from django.conf import settings
 from safetensors import safe_open
 
+from verifier.checkpoint_overlay import OVERLAY_WEIGHTS, Overlay
 from verifier.cross_encoder import CrossEncoderVerifier, checkpoint_labels
 
 # Loads a real model (see MARKER_BY_FIXTURE in tests/conftest.py for the automatic cases).
@@ -23,15 +24,20 @@ def verifier() -> CrossEncoderVerifier:
 
 
 def test_the_committed_weights_are_fp16_and_small_enough() -> None:
-    weights = MODEL / "model.safetensors"
-    # The default is mpnet (110M parameters): 219 MB in fp16, 438 MB in fp32.
-    assert weights.stat().st_size < 250 * 1024 * 1024
-    with safe_open(str(weights), framework="pt") as handle:
-        first = next(iter(handle.keys()))
-        assert str(handle.get_tensor(first).dtype) == "torch.float16"
+    # The default is an overlay (verifier.checkpoint_overlay): mpnet's top 6 layers and head (86 MB in fp16) read on
+    # the earlier mpnet checkpoint (110M parameters: 219 MB in fp16, 438 MB in fp32).
+    overlay = Overlay.read(MODEL)
+    assert overlay is not None
+    for weights, limit_mb in ((MODEL / OVERLAY_WEIGHTS, 100), (overlay.base / "model.safetensors", 250)):
+        assert weights.stat().st_size < limit_mb * 1024 * 1024, weights
+        with safe_open(str(weights), framework="pt") as handle:
+            first = next(iter(handle.keys()))
+            assert str(handle.get_tensor(first).dtype) == "torch.float16"
+    overlay.check_base()
     training = json.loads((MODEL / "training.json").read_text())
     assert training["best_epoch"] >= 1
     assert training["history"]
+    assert training["config"]["trainable_layers"] == 6
 
 
 def test_it_labels_pairs_in_order_with_probabilities(verifier: CrossEncoderVerifier) -> None:
@@ -66,3 +72,30 @@ def test_label_order_comes_from_the_checkpoint_or_the_setting() -> None:
         checkpoint_labels(generic, None)
     with pytest.raises(ValueError, match="2 labels given"):
         checkpoint_labels(generic, ["SUPPORT", "CONTRADICT"])
+
+
+OWN_ABSTRACT = (
+    "Metformin and glycaemic control in type 2 diabetes. In this randomised trial of 412 adults, metformin lowered "
+    "HbA1c by 1.1 percentage points more than placebo at 24 weeks. Gastrointestinal adverse events were more common "
+    "with metformin."
+)
+OTHER_ABSTRACT = (
+    "Statins and muscle symptoms. In a crossover trial of 200 patients reporting muscle pain on statins, symptoms were "
+    "similar during statin and placebo periods. Most symptoms were attributed to the nocebo effect."
+)
+
+
+def test_the_default_shows_the_verdicts_of_answer_shaped_pairs(verifier: CrossEncoderVerifier) -> None:
+    """What the product-shaped training was for: an answer sentence restating the abstract it cites is shown as
+    SUPPORT, the same sentence cited against another abstract as NO_EVIDENCE, and a flipped direction as
+    CONTRADICT, none of them Unclear (the earlier mpnet showed the NO_EVIDENCE pair as Unclear)."""
+    restated = "Metformin lowered HbA1c by 1.1 percentage points more than placebo at 24 weeks."
+    pairs = [
+        (restated, OWN_ABSTRACT),
+        ("Metformin lowered HbA1c more than placebo.", OWN_ABSTRACT),
+        (restated, OTHER_ABSTRACT),
+        ("Metformin raised HbA1c compared with placebo at 24 weeks.", OWN_ABSTRACT),
+        ("Muscle symptoms were similar during statin and placebo periods.", OTHER_ABSTRACT),
+    ]
+    shown = [result.shown_label for result in verifier.classify(pairs)]
+    assert shown == ["SUPPORT", "SUPPORT", "NO_EVIDENCE", "CONTRADICT", "SUPPORT"]

@@ -29,7 +29,7 @@ class VerificationSettings(BaseModel, frozen=True):
         "tests only",
     )
     verifier_model: str = site_setting(
-        str(_MODELS / "verimed-mpnet-verifier"),
+        str(_MODELS / "verimed-mpnet-product-verifier"),
         "VERIMED_VERIFIER_MODEL",
         "any HF sequence-classification checkpoint, path or hub id",
     )
