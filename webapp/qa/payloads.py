@@ -15,6 +15,7 @@ from verifier.bottom_line import BOTTOM_LINES, SIDES, TITLES
 from verifier.consensus import CONSENSUS_ABSTRACTS, CONSENSUS_LABELS
 from webapp.corpus.models import Article
 from webapp.qa.models import Question
+from webapp.qa.stage_timings import STAGES
 
 
 @dataclass(frozen=True)
@@ -331,6 +332,20 @@ class ConsensusPayload(TypedDict):
     ]
 
 
+class StageTimingPayload(TypedDict):
+    stage: Annotated[
+        str,
+        Doc(
+            "queue: waiting for a worker, from the question's creation to its search; first_token: the model reading "
+            "the prompt, to its first token; writing: the rest of the answer; generation: the whole answer, where its "
+            "first token's time is unknown; consensus: a yes/no question's bottom line; answer_stance: the answer's "
+            "own yes or no, read for a bottom line made before it.",
+            choices=STAGES,
+        ),
+    ]
+    ms: Annotated[float, Doc("Milliseconds the stage took.")]
+
+
 class QuestionPayload(TypedDict):
     id: int
     question: str
@@ -393,6 +408,13 @@ class QuestionPayload(TypedDict):
         ),
     ]
     timings_ms: Annotated[dict[str, Any], Doc("Milliseconds per stage, and generation speed figures.")]
+    stage_timings: Annotated[
+        list[StageTimingPayload],
+        Doc(
+            "The stages `timings_ms` records, in the order they ran, the generation split at its first token: what "
+            "the answer page draws as a bar each. Empty until the search has run."
+        ),
+    ]
     semantic_coverage: Annotated[
         float | None,
         Doc(

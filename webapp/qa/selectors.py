@@ -20,6 +20,7 @@ from webapp.qa.models import AnswerSentence, Question, questions_lost
 from webapp.qa.payloads import ArticlePayload, ConsensusPayload, QuestionPayload, SourcePayload
 from webapp.qa.queue import UNFINISHED, question_queue_position
 from webapp.qa.source_notes import source_retraction, source_study_design
+from webapp.qa.stage_timings import stage_timings
 from webapp.qa.threads import thread_question_ids
 
 
@@ -163,6 +164,9 @@ def question_payload(question: Question, *, viewer_id: int | None = None) -> Que
         "thread_questions": thread_question_ids(question=question),
         "consensus": _consensus(question.consensus),
         "timings_ms": question.timings_ms,
+        "stage_timings": stage_timings(
+            question.timings_ms, bottom_line_first=bool(question.context.get("bottom_line_first"))
+        ),
         "semantic_coverage": question.semantic_coverage,
         "models": question.models_used,
         "settings": question.settings,

@@ -140,6 +140,7 @@ def answered(role_users: dict[str, User]) -> Question:
         citation_notes=[{"written": "PUBMED:124", "raw_id": "124", "pmid": "123", "how": "repaired"}],
         # The dense search's closest candidate, ranked below the sources: the consensus reads it too.
         closest_candidate={"pmid": "125", "semantic_score": 0.8},
+        timings_ms={"queue": 40.0, "retrieval": 200.0, "generation": 900.0, "generation_ttft": 600.0},
     )
     RetrievedDocument.objects.create(
         question=question, rank=1, pmid="123", score=0.9, lexical_score=1.0, semantic_score=0.6

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from django.db import transaction
+from django.utils import timezone
 
 from webapp.corpus import engines
 from webapp.corpus.services.background_embedding import semantic_coverage
@@ -16,6 +17,9 @@ from webapp.qa.source_screening import found_sources
 
 def question_retrieve(*, question_id: int) -> None:
     question = stage_enter(question_id, Question.Status.RETRIEVING)
+    # The wait for a worker, from the question's creation to its search starting (on a retried search, to the try
+    # that stored its hits): the page's first bar.
+    queued_ms = round((timezone.now() - question.created_at).total_seconds() * 1000, 1)
     pipeline = stage_pipeline(question)
     started = time.perf_counter()
     # Retracted out, designs ordered; the asker's own library too when the question's settings say so.
@@ -36,7 +40,7 @@ def question_retrieve(*, question_id: int) -> None:
             )
             for rank, hit in enumerate(found.hits, start=1)
         )
-        stage_record_timing(question, "retrieval", started)
+        stage_record_timing(question, "retrieval", started, queue=queued_ms)
         question.models_used = {**question.models_used, "embedding": engines.embedder().model_id}
         question.semantic_coverage = semantic_coverage().share
         question.closest_candidate = (
