@@ -513,6 +513,7 @@
     document.getElementById("verified-by").textContent = data.models.verifier
       ? "Verdicts by " + data.models.verifier + (data.models.generator ? "; answer by " + data.models.generator : "") + "."
       : "";
+    window.VeriMedTimings.render(data);
     document.getElementById("timings").textContent = JSON.stringify(
       { timings_ms: data.timings_ms, models: data.models }, null, 2);
     if (!["done", "failed", "cancelled"].includes(data.status)) setTimeout(poll, 400);

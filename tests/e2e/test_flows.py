@@ -83,6 +83,16 @@ def test_a_researcher_asks_reads_the_evidence_and_flags_and_a_reviewer_resolves_
         question_json(page, stack), question=QUESTIONS[1], gold_pmids=stack.gold_pmids[QUESTIONS[1]]
     )
 
+    # Where the time went: a bar per stage, named, from the wait for a worker to verification.
+    page.get_by_text("Timings and models").click()
+    bars = page.locator("#stage-bars li")
+    expect(bars.first).to_contain_text("Waiting for a worker")
+    for words in ("Search", "Reading the prompt", "Writing the answer", "Verification"):
+        expect(bars.filter(has_text=words)).to_have_count(1)
+    expect(bars.first.locator(".stage-seconds")).to_have_text(re.compile(r"^\d+(\.\d)? s$"))
+    assert all(bar.bounding_box() for bar in bars.locator(".stage-fill").all()), "every bar is drawn"
+    shot(page, "flow-02b-stage-bars")
+
     # Colour is never the only signal: every sentence carries an icon and a spoken label, and the colours pass AA.
     sentences = page.locator("#answer .sentence")
     assert sentences.count() >= 1
