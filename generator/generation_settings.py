@@ -45,6 +45,16 @@ class GenerationSettings(BaseModel, frozen=True):
         "the served model's context window; `stack start` serves llama.cpp with it",
         ge=512,
     )
+    # Answers copy phrases from their abstracts, which prompt-lookup decoding writes several tokens a step; greedy
+    # decoding keeps the same tokens. A setting of the server, stored with each answer like its context window.
+    prompt_lookup_tokens: int = site_setting(
+        0,
+        "VERIMED_LLM_PROMPT_LOOKUP_TOKENS",
+        "tokens llama.cpp's prompt-lookup decoding guesses ahead from the prompt and checks in one step (0 = off); "
+        "`stack start` serves llama.cpp with it, keeping every token's logits, which it needs",
+        ge=0,
+        le=64,
+    )
     sentences_per_abstract: int = site_setting(
         2,
         "VERIMED_SENTENCES_PER_ABSTRACT",

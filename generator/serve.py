@@ -43,6 +43,11 @@ class ServerTuning:
     # Saved model states keyed by their prompt, so a prompt that shares a prefix with any earlier one (not only
     # the last) resumes from it: the system prompt and worked example are read once per server, whatever runs between.
     prompt_cache_mb: int = 0
+    # Prompt-lookup decoding: llama-cpp-python guesses this many tokens ahead by finding the last tokens written earlier
+    # in the prompt and copying what followed them, then checks the guess in one step; an answer that copies phrases
+    # from its abstracts writes several tokens a step. Greedy decoding keeps only the tokens the model would have
+    # chosen. 0: off. It needs every token's logits, so it turns `prompt_logits` on (see server_argv).
+    prompt_lookup_tokens: int = 0
 
     def argv(self) -> list[str]:
         """This tuning as `generator.serve` options."""
@@ -52,6 +57,7 @@ class ServerTuning:
             "--flash-attention" if self.flash_attention else "--no-flash-attention",
             "--prompt-logits" if self.prompt_logits else "--no-prompt-logits",
             "--prompt-cache-mb", str(self.prompt_cache_mb),
+            "--prompt-lookup-tokens", str(self.prompt_lookup_tokens),
         ]  # fmt: skip
 
 
@@ -79,8 +85,17 @@ def server_argv(*, model_path: Path, alias: str, host: str, port: int, n_ctx: in
         # llama-cpp-python ends a running stream with a normal "[DONE]" as soon as another request waits (its
         # default), and the client then takes the cut answer as complete: requests wait their turn instead.
         "--interrupt_requests", "False",
-        "--logits_all", str(tuning.prompt_logits),
+        # A draft model makes llama-cpp-python keep every token's logits (Llama.__init__) while it sizes the table
+        # for them by this option: told False, the table has one batch of rows and the first prompt longer than a
+        # batch fails to store its logits. So prompt lookup asks for them outright.
+        "--logits_all", str(tuning.prompt_logits or tuning.prompt_lookup_tokens > 0),
     ]  # fmt: skip
+    if tuning.prompt_lookup_tokens:
+        argv += [
+            # The server's one kind of draft model (llama_cpp.llama_speculative.LlamaPromptLookupDecoding).
+            "--draft_model", "prompt-lookup-decoding",
+            "--draft_model_num_pred_tokens", str(tuning.prompt_lookup_tokens),
+        ]  # fmt: skip
     if tuning.prompt_cache_mb:
         argv += ["--cache", "True", "--cache_type", "ram", "--cache_size", str(tuning.prompt_cache_mb * 2**20)]
     return argv
@@ -176,7 +191,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--prompt-cache-mb", type=int, default=defaults.prompt_cache_mb, help="RAM for saved prompt states; 0: off."
     )
+    parser.add_argument(
+        "--prompt-lookup-tokens",
+        type=_not_negative,
+        default=defaults.prompt_lookup_tokens,
+        help="Prompt-lookup decoding: tokens guessed ahead from the prompt and checked in one step; 0: off.",
+    )
     return parser
+
+
+def _not_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
 
 
 def tuning_from_args(args: argparse.Namespace) -> ServerTuning:
@@ -186,6 +214,7 @@ def tuning_from_args(args: argparse.Namespace) -> ServerTuning:
         flash_attention=args.flash_attention,
         prompt_logits=args.prompt_logits,
         prompt_cache_mb=args.prompt_cache_mb,
+        prompt_lookup_tokens=args.prompt_lookup_tokens,
     )
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import socket
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -27,6 +29,7 @@ def option(argv: list[str], name: str) -> str:
         ServerTuning(),
         ServerTuning(threads=3, batch=128, flash_attention=True, prompt_cache_mb=256, prompt_logits=True),
         ServerTuning(threads=1, batch=2048, flash_attention=False, prompt_cache_mb=0),
+        ServerTuning(prompt_lookup_tokens=10),
     ],
 )
 def test_a_tuning_survives_the_serve_command_line(tuning: ServerTuning) -> None:
@@ -65,6 +68,56 @@ def test_the_server_keeps_no_logits_for_the_prompts_tokens_unless_asked() -> Non
     on one thread, and each prompt-cache state held hundreds of MB of them."""
     assert option(argv_for(ServerTuning()), "--logits_all") == "False"
     assert option(argv_for(ServerTuning(prompt_logits=True)), "--logits_all") == "True"
+
+
+def llama_cpp_settings(argv: list[str]) -> Any:
+    """The ModelSettings llama-cpp-python's server builds from the options `generator.serve` hands it."""
+    from llama_cpp.server.cli import add_args_from_model, parse_model_from_args
+    from llama_cpp.server.settings import ModelSettings, Settings
+
+    parser = argparse.ArgumentParser()
+    add_args_from_model(parser, Settings)
+    return parse_model_from_args(ModelSettings, parser.parse_args(argv[3:]))  # after `python -m module`
+
+
+def test_prompt_lookup_is_off_unless_asked() -> None:
+    settings = llama_cpp_settings(argv_for(ServerTuning()))
+
+    assert settings.draft_model is None
+    assert settings.logits_all is False
+
+
+def test_prompt_lookup_tokens_reach_the_server_as_its_prompt_lookup_draft_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+    from llama_cpp.server.model import LlamaProxy
+
+    tuning = tuning_from_args(parse_options(["--prompt-lookup-tokens", "7"]))
+    settings = llama_cpp_settings(argv_for(tuning))
+    assert (settings.draft_model, settings.draft_model_num_pred_tokens) == ("prompt-lookup-decoding", 7)
+    # llama-cpp-python keeps every token's logits with a draft model but sizes their table by this option.
+    assert settings.logits_all is True
+
+    built: dict[str, Any] = {}
+
+    class Recorded:
+        def __init__(self, **options: Any) -> None:
+            built.update(options)
+
+        def set_cache(self, cache: object) -> None:
+            pass
+
+    monkeypatch.setattr("llama_cpp.Llama", Recorded)
+    LlamaProxy.load_llama_from_model_settings(settings)
+    assert isinstance(built["draft_model"], LlamaPromptLookupDecoding)
+    assert built["draft_model"].num_pred_tokens == 7
+    assert built["logits_all"] is True
+
+
+def test_a_negative_prompt_lookup_is_refused() -> None:
+    with pytest.raises(SystemExit):
+        parse_options(["--prompt-lookup-tokens", "-1"])
 
 
 @pytest.mark.model

@@ -105,6 +105,7 @@ def services(
     model_cache: Path,
     llm_server_kind: str = "llama.cpp",
     llm_context_tokens: int = 8192,
+    llm_prompt_lookup_tokens: int = 0,
     queues: Sequence[str] | None = None,
 ) -> list[Service]:
     python = sys.executable
@@ -132,6 +133,8 @@ def services(
                     # The window the packer counts on must be the one the server has.
                     "--n-ctx",
                     str(llm_context_tokens),
+                    "--prompt-lookup-tokens",
+                    str(llm_prompt_lookup_tokens),
                 ],
                 ready=http_ok(f"{llm_base_url.rstrip('/')}/models"),
                 ready_timeout=300,

@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from pytest_django.fixtures import Settings
 
+from generator.serve import parse_options
 from webapp.ops.stack import Service, Stack, log_says, services
 
 pytestmark = [pytest.mark.model, pytest.mark.django_db]
@@ -47,6 +48,16 @@ def test_the_stack_starts_a_local_llm_server_only_for_a_local_url(tmp_path: Path
                       model_cache=tmp_path)  # fmt: skip
     assert [s.name for s in local] == ["llm", "worker", "web", "embedder"]
     assert [s.name for s in remote] == ["worker", "web", "embedder"]
+
+
+def test_the_stack_serves_llama_cpp_with_the_configured_prompt_lookup(tmp_path: Path) -> None:
+    planned = services(host="127.0.0.1", port=8000, llm_base_url="http://127.0.0.1:8081/v1",
+                       llm_model="qwen2.5-coder-1.5b-instruct", model_cache=tmp_path,
+                       llm_prompt_lookup_tokens=8)  # fmt: skip
+
+    argv = next(service.argv for service in planned if service.name == "llm")
+    assert argv[argv.index("--prompt-lookup-tokens") + 1] == "8"
+    assert parse_options(argv[3:]).prompt_lookup_tokens == 8  # what `generator.serve` reads back
 
 
 def test_the_stack_leaves_a_local_vllm_server_to_whoever_runs_it(tmp_path: Path) -> None:

@@ -52,6 +52,7 @@ class Command(BaseCommand):
             llm_server_kind=settings.VERIMED.llm.server_kind,
             model_cache=settings.VERIMED.paths.model_cache,
             llm_context_tokens=settings.VERIMED.generation.context_tokens,
+            llm_prompt_lookup_tokens=settings.VERIMED.generation.prompt_lookup_tokens,
         )
         planned = [service for service in planned if service.name in names]
         try:
