@@ -6,10 +6,11 @@
 Each variant is a set of settings and a llama.cpp server tuning. `first-wave` reproduces the first wave's behaviour
 (ten abstracts of four sentences each, the first wave's server options); `current` is the
 configured defaults; `bottom-line-after` decides a yes/no question's bottom line after its answer, as before it was
-given to the model first. The benchmark serves the packaged model once per variant (its own servers, beside the
-stack's), then asks each BioASQ dev question once per variant, taking turns in rotating order so that drift in the
-machine's load falls on both alike. Questions go through the stack's Celery worker like a question from the site: the
-worker reads each question's own stored settings, the variant's.
+given to the model first; `prompt-lookup` writes with llama.cpp's prompt-lookup decoding. The benchmark serves the
+packaged model once per variant (its own servers, beside the stack's), then asks each BioASQ dev question once per
+variant, taking turns in rotating order so that drift in the machine's load falls on both alike. Questions go through
+the stack's Celery worker like a question from the site: the worker reads each question's own stored settings, the
+variant's, which the question takes from `settings.VERIMED` when it is created (`Variant.config`).
 
 Per question and variant it reports `wait_to_first_token_ms` (from the question's creation to its first token)
 beside the stage timings the worker recorded, the prompt's token count and the answer's sentences; per variant the
@@ -28,7 +29,7 @@ import sys
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
@@ -36,14 +37,25 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 from generator.base import LLMSettings
 from generator.reading_rate import measure_reading_rate
 from generator.serve import ServerTuning, served_model
+from webapp.config import VerimedConfig
 
-STAGES = ("retrieval", "consensus", "context", "generation_ttft", "generation", "verification")
+if TYPE_CHECKING:
+    from webapp.qa.models import Question  # a model: imported once Django is set up
+
+STAGES = ("queue", "retrieval", "consensus", "context", "generation_ttft", "generation", "verification")
+PROMPT_LOOKUP_TOKENS = 10  # llama-cpp-python's server default
 
 
 @dataclass(frozen=True)
 class Variant:
-    settings: dict[str, Any] = field(default_factory=dict)  # Django settings the question is created under
+    # VERIMED_* variables the question is created under. They are set on the settings tree (`settings.VERIMED`), which
+    # is where a question's stored settings come from: set as Django settings of their own, no code would read them.
+    settings: dict[str, Any] = field(default_factory=dict)
     tuning: ServerTuning = field(default_factory=ServerTuning)
+
+    def config(self, base: VerimedConfig, *, base_url: str, model: str) -> VerimedConfig:
+        """`base` with this variant's settings, asking the variant's own server; each value checked as at start-up."""
+        return base.replace(**self.settings, VERIMED_LLM_BASE_URL=base_url, VERIMED_LLM_MODEL=model)
 
 
 VARIANTS = {
@@ -59,19 +71,32 @@ VARIANTS = {
     # A yes/no question's bottom line decided after the answer, as before it was given to the model first: the
     # difference in the wait to the first token is what deciding it first costs.
     "bottom-line-after": Variant(settings={"VERIMED_BOTTOM_LINE_FIRST": False}),
+    # Guessed tokens checked in one step: greedy answers keep every token (tests/generator/test_prompt_lookup.py). The
+    # setting is stored with each answer; the tuning is what the server runs.
+    "prompt-lookup": Variant(
+        settings={"VERIMED_LLM_PROMPT_LOOKUP_TOKENS": PROMPT_LOOKUP_TOKENS},
+        tuning=ServerTuning(prompt_lookup_tokens=PROMPT_LOOKUP_TOKENS),
+    ),
 }
+
+
+def question_under(text: str, variant: Variant, base_url: str, model: str, *, enqueue: bool = True) -> Question:
+    """The question created with the variant's settings and server, handed to the worker once stored (`enqueue`)."""
+    from django.conf import settings
+    from django.test import override_settings
+
+    from webapp.qa.services.admission import question_create
+
+    with override_settings(VERIMED=variant.config(settings.VERIMED, base_url=base_url, model=model)):
+        return question_create(text=text, enqueue=enqueue)
 
 
 def ask(text: str, variant: Variant, base_url: str, model: str, timeout: float) -> dict[str, Any]:
     """One question through the worker under the variant's settings and server; its stored timings."""
-    from django.test import override_settings
-
     from webapp.qa import selectors
     from webapp.qa.models import Question
-    from webapp.qa.services.admission import question_create
 
-    with override_settings(**variant.settings, VERIMED_LLM_BASE_URL=base_url, VERIMED_LLM_MODEL=model):
-        question = question_create(text=text, enqueue=True)
+    question = question_under(text, variant, base_url, model)
     if not selectors.question_wait_finished(question_id=question.pk, timeout=timeout):
         raise SystemExit(f"no answer within {timeout:.0f} s: is the worker running (make run)?")
     question.refresh_from_db()
