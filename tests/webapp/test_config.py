@@ -95,7 +95,8 @@ def test_the_defaults_are_the_embedded_profile(bare_environment: pytest.MonkeyPa
     assert config.deployment.production is False
     assert config.engines.qdrant_api_key is None
     assert config.generation.max_tokens == 1225
-    assert config.verification.verifier_model == str(BASE_DIR / "verifier" / "models" / "verimed-mpnet-product-verifier")
+    default_verifier = BASE_DIR / "verifier" / "models" / "verimed-mpnet-product-verifier"
+    assert config.verification.verifier_model == str(default_verifier)
     assert config.verification.verifier_precision == "auto"
 
 

@@ -73,6 +73,6 @@ def test_a_verified_questions_detail_carries_only_what_the_schema_lists(role_use
 
 
 def test_the_walk_finds_a_key_the_schema_does_not_list() -> None:
-    verdict = {"label": "SUPPORT", "confidence": 0.9, "evidence_spans": [], "leaning": "SUPPORT"}
+    verdict = {"label": "SUPPORT", "confidence": 0.9, "evidence_spans": [], "internal_score": 0.4}
 
-    assert _unlisted({"verdicts": {"1": verdict}}, COMPONENTS["Consensus"]) == [".verdicts[1].leaning"]
+    assert _unlisted({"verdicts": {"1": verdict}}, COMPONENTS["Consensus"]) == [".verdicts[1].internal_score"]
