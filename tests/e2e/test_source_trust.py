@@ -36,7 +36,9 @@ TITLES = {
 ABSTRACTS = {
     RETRACTED_PMID: "Velnoraxin reduced migraine frequency in 120 adults with chronic migraine. Monthly migraine days "
     "fell by 4.2 with velnoraxin.",
-    RCT_PMID: "In 480 adults with episodic migraine, velnoraxin did not reduce migraine frequency compared with "
+    # "did not lower monthly migraine days": worded as "did not reduce migraine frequency", the suite's answer model
+    # wrote an answer that the verifier reads as saying yes under the bottom line's No (a disagreement shown).
+    RCT_PMID: "In 480 adults with episodic migraine, velnoraxin did not lower monthly migraine days compared with "
     "placebo. Monthly migraine days fell by 1.9 with velnoraxin and by 1.8 with placebo.",
     META_PMID: "Pooling six randomised trials in 2,310 adults, velnoraxin reduced migraine frequency by 1.5 days per "
     "month compared with placebo.",
@@ -46,7 +48,8 @@ ABSTRACTS = {
     "between attacks. Its half-life was 11 hours and food did not change its absorption.",
 }
 # The shipped verifier's reading of "Velnoraxin reduces migraine frequency." against each (calibrated confidence, its
-# Unclear threshold 0.62): 0.66, 0.74, 0.66, 0.69 and 0.32, the last shown Unclear. The retracted paper is read and
+# Unclear thresholds 0.54 for SUPPORT, 0.72 for CONTRADICT): 0.84, 0.86, 0.87, 0.88 and 0.44 (leaning SUPPORT), the
+# last shown Unclear. The retracted paper is read and
 # counted on the meter, and kept out of the bottom line's vote.
 GROUPS = {
     RETRACTED_PMID: "support",

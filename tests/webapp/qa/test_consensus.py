@@ -308,8 +308,8 @@ def test_the_page_json_and_the_api_carry_the_consensus(
     api = researcher_client.get(f"/api/v1/questions/{question.pk}").json()
 
     assert page["consensus"] == question.consensus
-    # The API's is the same, as its schema describes it: the verdicts' own leaning and probabilities are the page's.
-    verdict_keys = {"label", "confidence", "evidence_spans"}
+    # The API's is the same, as far as its schema describes it (the verdicts' leaning and probabilities included).
+    verdict_keys = {"label", "confidence", "evidence_spans", "leaning", "probabilities"}
     listed = {
         pmid: {key: verdict[key] for key in verdict_keys} for pmid, verdict in page["consensus"]["verdicts"].items()
     }
