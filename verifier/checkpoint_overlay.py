@@ -9,7 +9,6 @@ tokenizer, decision rule, model card) is its own, as in any checkpoint.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -21,6 +20,8 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 from transformers import AutoConfig, AutoModelForSequenceClassification
+
+from indexer.file_digest import file_sha256
 
 OVERLAY_META = "overlay.json"
 OVERLAY_WEIGHTS = "overlay.safetensors"
@@ -58,14 +59,6 @@ class Overlay:
 
     def tensors(self) -> dict[str, torch.Tensor]:
         return load_file(str(self.directory / OVERLAY_WEIGHTS))
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def load_sequence_classifier(path: str | Path, **kwargs: Any) -> Any:  # a PreTrainedModel, untyped upstream

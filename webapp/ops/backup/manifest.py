@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from indexer.file_digest import file_sha256
+
 FORMAT = 1
 MANIFEST = "manifest.json"
 # The manifest's own checksum: a manifest cut short or edited by hand is caught before its file list is trusted.
@@ -62,14 +64,6 @@ class Manifest(_Frozen):
     indexes: IndexesPart
     models: dict[str, dict[str, Any]]
     files: dict[str, FileEntry]
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def file_entries(root: Path) -> dict[str, FileEntry]:
