@@ -44,14 +44,18 @@ logger = logging.getLogger(__name__)
 
 @pytest.fixture(scope="module")
 def backlog_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
-    """An embedded stack with its own LLM server and a short lost window; no hourly limit, so the backlog may be as
-    long as this machine needs."""
+    """An embedded stack with its own LLM server and a short lost window; no hourly limit and no queue valve, so the
+    backlog may be as long as this machine needs."""
     var_dir = tmp_path_factory.mktemp("stack-embedded-backlog")
     short_window = {
         "VERIMED_QUESTION_LOST_MINUTES": str(LOST_MINUTES),
         "VERIMED_TASK_TIME_LIMIT": str(TASK_TIME_LIMIT),
         "VERIMED_TASK_SOFT_TIME_LIMIT": str(TASK_TIME_LIMIT - 10),
         "VERIMED_QUESTIONS_PER_HOUR": "0",
+        # Every question counts as a model action too, and a fast machine's backlog runs past the default 60; the
+        # queue valve (100) would refuse a faster one's.
+        "VERIMED_MODEL_ACTIONS_PER_HOUR": "0",
+        "VERIMED_MAX_QUEUED_QUESTIONS": "0",
     }
     with profile_env("embedded", var_dir) as profile_vars:
         yield from started_stack("embedded", var_dir, {**profile_vars, **short_window})
