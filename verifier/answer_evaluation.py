@@ -41,7 +41,7 @@ from typing import Any
 
 from sklearn.metrics import f1_score
 
-from generator.answer_model_stance import llm_stance, opening_stance
+from generator.answer_model_stance import answer_model_stance, opening_stance
 from generator.base import LLM, LLMSettings, TokenCounter
 from generator.evaluation import answer_prompt, index_search, served_llm
 from generator.generate import generate_answer
@@ -86,6 +86,7 @@ from verifier.yes_no_sets import (
 
 Write = Callable[[str], None]
 MODEL_READINGS_FILE = "model-readings.jsonl"  # beside the evaluation indexes: `ReadingCache`
+ANSWERS_FILE = "answers.jsonl"  # beside them too: the answers `answer_questions` keeps
 
 
 def evaluation_sample(questions: Sequence[YesNoQuestion], *, seed: int = 13) -> list[YesNoQuestion]:
@@ -193,13 +194,15 @@ class AnsweredQuestion:
     """A question the language model answered as the product does, with both readings of its stance."""
 
     qid: str
-    llm_stance: str  # yes / no / maybe: the same LLM's reading in a separate call
+    llm_stance: str  # yes / no / maybe: the answer model's, as the product reads it (its opening word, else a call)
     product_stance: str | None  # yes / no / None: the verifier on the answer's words
     seconds: float
     prompt_tokens: int
     answer: str
     bottom_line_first: str | None = None  # the bottom line the prompt gave the model (None: none was given)
     opening: str | None = None  # the answer's opening "yes" or "no" (generator.answer_model_stance)
+    ttft_ms: float | None = None  # from the request to the first token: the prompt's reading, mostly
+    tokens_per_s: float | None = None  # the server's writing rate on this answer
 
 
 def answer_questions(
@@ -214,10 +217,15 @@ def answer_questions(
     verifier: AnswerVerifier,
     write: Write,
     rule: BottomLineRule | None = None,
+    kept: KeyedJsonLines | None = None,
+    model_name: str = "",
 ) -> dict[str, AnsweredQuestion]:
     """Each question answered through the product's generation path; a failed answer is reported and left out.
     With `generation.bottom_line_first` (and a `rule`), the prompt gives the model the question's bottom line
-    first, as the product does."""
+    first, as the product does. The answer's stance is the answer model's as the product reads it
+    (`answer_model_stance`: its opening "Yes" or "No", else the short call). Answers are `kept` by the model's name,
+    the prompt and the sampling: an answer takes 10 to 30 s on two cores, and a run of hundreds resumes where it
+    stopped."""
     answered: dict[str, AnsweredQuestion] = {}
     for done, reading in enumerate(readings, start=1):
         question = reading.question
@@ -232,25 +240,39 @@ def answer_questions(
             generation=generation,
             bottom_line=first,
         )
-        try:
-            answer = generate_answer(
-                llm, packed.prompt, generation.sampling(), given_pmids=[item.pmid for item in packed.abstracts]
-            )
-            stance = llm_stance(llm, question.text, answer.text)
-        except Exception as exc:  # one failed answer is reported, not fatal to an hour-long run
-            write(f"  {question.qid}: the answer failed ({exc})")
-            continue
+        prompt = packed.prompt
+        key = KeyedJsonLines.key(model_name, prompt.style, prompt.messages, prompt.text, generation.sampling().__dict__)
+        if (row := kept.get(key) if kept is not None else None) is None:
+            try:
+                answer = generate_answer(
+                    llm, packed.prompt, generation.sampling(), given_pmids=[item.pmid for item in packed.abstracts]
+                )
+                stance = answer_model_stance(llm, question.text, answer.text) or "maybe"
+            except Exception as exc:  # one failed answer is reported, not fatal to an hour-long run
+                write(f"  {question.qid}: the answer failed ({exc})")
+                continue
+            row = {
+                "text": answer.text,
+                "stance": stance,
+                "seconds": answer.seconds,
+                "ttft_ms": answer.ttft_ms,
+                "tokens_per_s": answer.tokens_per_s,
+            }
+            if kept is not None:
+                kept.put(key, row)
         answered[question.qid] = AnsweredQuestion(
             qid=question.qid,
-            llm_stance=stance,
-            product_stance=answer_stance(verifier, reading.claim, answer.text) if reading.claim else None,
-            seconds=answer.seconds,
+            llm_stance=row["stance"],
+            product_stance=answer_stance(verifier, reading.claim, row["text"]) if reading.claim else None,
+            seconds=row["seconds"],
             prompt_tokens=packed.prompt_tokens,
-            answer=answer.text,
+            answer=row["text"],
             bottom_line_first=first,
-            opening=opening_stance(answer.text),
+            opening=opening_stance(row["text"]),
+            ttft_ms=row["ttft_ms"],
+            tokens_per_s=row["tokens_per_s"],
         )
-        write(f"  answered {done}/{len(readings)} {question.source} questions ({answer.seconds:.1f} s)")
+        write(f"  answered {done}/{len(readings)} {question.source} questions ({row['seconds']:.1f} s)")
     return answered
 
 
@@ -361,6 +383,9 @@ class SetReport:
             "opening_stance_counts": dict(Counter(str(item.opening) for item in answered)),
             "llm_stance_counts": dict(Counter(item.llm_stance for item in answered)),
             "seconds_per_answer": round(statistics.fmean(item.seconds for item in answered), 2) if answered else None,
+            # The answer's own first token and writing rate, beside the probe's reading rate below.
+            "answer_ttft_seconds": _seconds([item.ttft_ms / 1000 for item in answered if item.ttft_ms is not None]),
+            "answer_tokens_per_s": _seconds([item.tokens_per_s for item in answered if item.tokens_per_s]),
             "prompt_tokens_mean": round(statistics.fmean(item.prompt_tokens for item in answered), 1)
             if answered
             else None,
@@ -488,18 +513,22 @@ def format_answers_table(report: dict[str, Any]) -> str:
     if llm_rows:
         lines += [
             "",
-            "| set | answered | bottom line first | bottom line | with the answer's stance | LLM's own stance | "
-            "stance read by the verifier | gain | contradicts it (verifier / LLM) | s/answer | "
-            "s deciding the bottom line | probe tokens/s |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "| set | answered | bottom line first | bottom line | with the answer's stance | "
+            "written answer's stance (95% CI) | stance read by the verifier | gain | contradicts it (verifier / LLM) | "
+            "s/answer | first token s (median) | tokens/s written (median) | s deciding the bottom line | "
+            "probe tokens/s |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for name, s in llm_rows:
             lines.append(
                 f"| {name} | {s['n']} | {s.get('bottom_line_first', 0)} | {s['bottom_line']['accuracy']} | "
-                f"{s['bottom_line_with_stance']['accuracy']} | {s['llm_stance']['accuracy']} | "
+                f"{s['bottom_line_with_stance']['accuracy']} | {s['llm_stance']['accuracy']} "
+                f"({s['llm_stance']['accuracy_95ci'][0]} to {s['llm_stance']['accuracy_95ci'][1]}) | "
                 f"{s['answer_stance_read_by_verifier']['accuracy']} | {s['gain_over_llm_stance']} | "
                 f"{s['answer_contradicts_bottom_line']} / {s.get('llm_stance_contradicts_bottom_line')} | "
-                f"{s['seconds_per_answer']} | {(s.get('bottom_line_seconds') or {}).get('median')} | "
+                f"{s['seconds_per_answer']} | {(s.get('answer_ttft_seconds') or {}).get('median')} | "
+                f"{(s.get('answer_tokens_per_s') or {}).get('median')} | "
+                f"{(s.get('bottom_line_seconds') or {}).get('median')} | "
                 f"{s['probe_tokens_per_s']} |"
             )
     lines.append(f"\nabstain rate overall: {report['abstain_rate']}")
@@ -529,30 +558,50 @@ class AnsweringModel:
     answer_limit: int
 
 
-class ReadingCache:
-    """The answer LLM's readings of abstracts (`AbstractReader`), kept in a JSON-lines file, one line a reading, keyed
-    by the model and what it read: a reading takes seconds on our machines, so a run that stops resumes where it
-    stopped, and a fit and a test run that read the same abstract for the same question read it once."""
+class KeyedJsonLines:
+    """Results that take seconds to compute, kept in a JSON-lines file, one line a result, keyed by a hash of what
+    produced it: a run that stops resumes where it stopped, and runs that ask the same thing ask it once."""
 
-    def __init__(self, path: Path, model: str, read: AbstractReader) -> None:
-        self.path, self.model, self._read = path, model, read
-        self._known: dict[str, float] = {}
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._known: dict[str, dict[str, Any]] = {}
         if path.exists():
             for line in path.read_text(encoding="utf-8").splitlines():
                 try:
                     row = json.loads(line)
                 except json.JSONDecodeError:
-                    continue  # a line cut short when a run was killed mid-write: read again
-                self._known[row["key"]] = float(row["log_odds_no"])
+                    continue  # a line cut short when a run was killed mid-write: computed again
+                self._known[row["key"]] = row
+
+    @staticmethod
+    def key(*parts: Any) -> str:
+        return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self._known.get(key)
+
+    def put(self, key: str, row: dict[str, Any]) -> None:
+        self._known[key] = {"key": key, **row}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(self._known[key]) + "\n")
+
+
+class ReadingCache:
+    """The answer LLM's readings of abstracts (`AbstractReader`), keyed by the model and what it read: a reading
+    takes seconds on our machines, and a fit and a test run that read the same abstract for the same question read it
+    once."""
+
+    def __init__(self, path: Path, model: str, read: AbstractReader) -> None:
+        self.model, self._read = model, read
+        self._store = KeyedJsonLines(path)
 
     def __call__(self, question: str, title: str, abstract: str) -> float:
-        key = hashlib.sha256(json.dumps([self.model, question, title, abstract]).encode("utf-8")).hexdigest()
-        if key not in self._known:
-            self._known[key] = self._read(question, title, abstract)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as out:
-                out.write(json.dumps({"key": key, "log_odds_no": self._known[key]}) + "\n")
-        return self._known[key]
+        key = KeyedJsonLines.key(self.model, question, title, abstract)
+        if (known := self._store.get(key)) is None:
+            known = {"log_odds_no": self._read(question, title, abstract)}
+            self._store.put(key, known)
+        return float(known["log_odds_no"])
 
 
 @contextmanager
@@ -621,8 +670,10 @@ def evaluate_answers(
     rule: BottomLineRule,
     model: AnsweringModel | None,
     write: Write,
+    answers_file: Path | None = None,
 ) -> dict[str, Any]:
-    """`manage.py evaluate answers`: the bottom line on PubMedQA's test split and BioASQ's yes/no questions."""
+    """`manage.py evaluate answers`: the bottom line on PubMedQA's test split and BioASQ's yes/no questions. The
+    answers are kept in `answers_file` (default: beside the indexes), so a long run resumes."""
     reports = []
     answer_limit = model.answer_limit if model is not None else 0
     with served_for_run(
@@ -659,6 +710,8 @@ def evaluate_answers(
                         verifier=verifier,
                         write=write,
                         rule=rule,
+                        kept=KeyedJsonLines(answers_file or index_root / ANSWERS_FILE),
+                        model_name=settings.model,
                     )
                 reports.append(report)
             finally:

@@ -207,6 +207,11 @@ class Command(BaseCommand):
         )
         answers.add_argument("--json", type=Path, help="Write the results here.")
         answers.add_argument(
+            "--answers-file",
+            type=Path,
+            help="Keep the answers here (JSON lines), so that a stopped run resumes (default: beside the indexes).",
+        )
+        answers.add_argument(
             "--serve",
             choices=sorted(MODELS),
             help="Serve this packaged model with llama.cpp for the answers and the bottom line's reading.",
@@ -246,6 +251,7 @@ class Command(BaseCommand):
                 rule=load_bottom_line_rule(Path(model)),
                 model=answering,
                 write=self.stdout.write,
+                answers_file=options["answers_file"],
             )
         except (ValueError, ModelFileError) as exc:
             raise CommandError(str(exc)) from exc
