@@ -566,12 +566,16 @@ class KeyedJsonLines:
         self.path = path
         self._known: dict[str, dict[str, Any]] = {}
         if path.exists():
-            for line in path.read_text(encoding="utf-8").splitlines():
+            text = path.read_text(encoding="utf-8")
+            for line in text.splitlines():
                 try:
                     row = json.loads(line)
                 except json.JSONDecodeError:
                     continue  # a line cut short when a run was killed mid-write: computed again
                 self._known[row["key"]] = row
+            if text and not text.endswith("\n"):
+                with path.open("a", encoding="utf-8") as out:
+                    out.write("\n")  # end the cut line, so the next result is a line of its own
 
     @staticmethod
     def key(*parts: Any) -> str:

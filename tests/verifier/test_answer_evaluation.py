@@ -20,6 +20,7 @@ from indexer.evaluation_index import build_evaluation_index
 from indexer.fake_embedder import FakeEmbedder
 from indexer.hybrid import HybridSettings
 from verifier.answer_evaluation import (
+    ANSWERS_FILE,
     MODEL_READINGS_FILE,
     AnsweringModel,
     AnswerSets,
@@ -352,6 +353,26 @@ def test_a_rule_that_weighs_the_llms_reading_has_every_question_read_once_across
     for item in items:
         if item["claim"] is not None:
             assert item["bottom_line"] == ("no" if item["model_reading"]["log_odds_no"] > 0 else "yes")
+
+
+def test_kept_answers_are_not_written_again_and_a_line_cut_short_is(pqal, tmp_path):
+    """A run of hundreds of answers takes hours on two cores: one stopped resumes where it stopped."""
+    first = _evaluated(pqal, tmp_path, BottomLineRule(), _fake_model(tmp_path, answer_limit=3))
+    kept = tmp_path / "indexes" / ANSWERS_FILE
+    lines = kept.read_text().splitlines()
+    assert len(lines) == 3
+    kept.write_text("\n".join(lines[:2]) + "\n" + lines[2][:20])  # the third cut short, as a killed run leaves it
+
+    again = _evaluated(pqal, tmp_path, BottomLineRule(), _fake_model(tmp_path, answer_limit=3))
+
+    now = kept.read_text().splitlines()
+    assert now[:2] == lines[:2]
+    assert [json.loads(line)["key"] for line in now[3:]] == [json.loads(lines[2])["key"]], (
+        "only the cut one written again, on a line of its own"
+    )
+    answers = [(item["qid"], item.get("answer")) for item in first["items"][PUBMEDQA]]
+    assert answers == [(item["qid"], item.get("answer")) for item in again["items"][PUBMEDQA]]
+    assert again[PUBMEDQA]["with_llm"]["n"] == 3
 
 
 def test_a_rule_that_weighs_the_llms_reading_needs_the_model(pqal, tmp_path):
