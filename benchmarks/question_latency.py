@@ -34,8 +34,10 @@ from typing import TYPE_CHECKING, Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
+from generator.answer import CHAT_TOKENS_PER_MESSAGE, answer_prompt
 from generator.base import LLMSettings
 from generator.reading_rate import measure_reading_rate
+from generator.registry import build_token_counter
 from generator.serve import ServerTuning, served_model
 from webapp.config import VerimedConfig
 
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
 
 STAGES = ("queue", "retrieval", "consensus", "context", "generation_ttft", "generation", "verification")
 PROMPT_LOOKUP_TOKENS = 10  # llama-cpp-python's server default
+# Room for a few dozen states of the 1.5B: its keys and values take about 28 KB a token, an answer prompt 1,000-1,500.
+PROMPT_CACHE_MB = 512
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,9 @@ VARIANTS = {
         settings={"VERIMED_LLM_PROMPT_LOOKUP_TOKENS": PROMPT_LOOKUP_TOKENS},
         tuning=ServerTuning(prompt_lookup_tokens=PROMPT_LOOKUP_TOKENS),
     ),
+    # Saved states keyed by prompt: without them the server reuses only the previous request's prefix, and a yes/no
+    # question's reading of its closest abstract, asked just before the answer, has replaced the answer's fixed part.
+    "prompt-cache": Variant(tuning=ServerTuning(prompt_cache_mb=PROMPT_CACHE_MB)),
 }
 
 
@@ -103,16 +110,34 @@ def ask(text: str, variant: Variant, base_url: str, model: str, timeout: float) 
     if question.status == Question.Status.FAILED:
         raise SystemExit(f"question failed: {question.error}")
     waited = question.first_token_at - question.created_at if question.first_token_at else None
+    # The row's last write is the one that marks it done (or its verification unavailable).
+    done = question.updated_at - question.created_at
     sentences = list(question.sentences.all())
     return {
         "question": text,
         "wait_to_first_token_ms": round(waited.total_seconds() * 1000, 1) if waited else None,
+        "done_ms": round(done.total_seconds() * 1000, 1),
+        "tokens_per_s": question.timings_ms.get("generation_tokens_per_s"),
+        "tokens": question.timings_ms.get("generation_tokens"),
+        "yes_no": question.consensus is not None,
         **{stage: question.timings_ms.get(stage) for stage in STAGES},
         "prompt_tokens": question.context.get("prompt_tokens"),
         "abstracts_given": len(question.context.get("given", [])),
         "sentences": len(sentences),
         "cited_sentences": sum(1 for sentence in sentences if sentence.citations.exists()),
     }
+
+
+def fixed_prefix_tokens(config: VerimedConfig, endpoint: LLMSettings) -> int:
+    """Tokens of the answer prompt's constant part under `config` (the turns before the question's own: the system
+    prompt and the worked example), counted by the variant's server; the rest of a prompt is the sources and the
+    question. 0 for a style whose prompt starts with the question."""
+    generation = config.generation
+    if generation.prompt_style == "verifai":
+        return 0
+    prefix = answer_prompt(generation.prompt_style, "", [], abstract_chars=generation.abstract_chars).messages[:-1]
+    counter = build_token_counter(endpoint)
+    return counter.count("\n".join(message["content"] for message in prefix)) + CHAT_TOKENS_PER_MESSAGE * len(prefix)
 
 
 def main() -> None:
@@ -147,6 +172,12 @@ def main() -> None:
             )
         endpoints = {name: LLMSettings(base_url=url, model=model, timeout_seconds=600) for name, url in urls.items()}
         rates = {name: [measure_reading_rate(endpoint).as_dict()] for name, endpoint in endpoints.items()}
+        fixed = {
+            name: fixed_prefix_tokens(
+                VARIANTS[name].config(settings.VERIMED, base_url=urls[name], model=model), endpoints[name]
+            )
+            for name in args.variants
+        }
         for number, text in enumerate(questions):
             shift = number % len(args.variants)
             for name in args.variants[shift:] + args.variants[:shift]:
@@ -174,20 +205,28 @@ def main() -> None:
         waits = [row["wait_to_first_token_ms"] for row in mine if row["wait_to_first_token_ms"] is not None]
         summary[name] = {
             "wait_to_first_token_ms_p50": statistics.median(waits) if waits else None,
+            "done_ms_p50": statistics.median(row["done_ms"] for row in mine),
+            "tokens_per_s_p50": statistics.median(row["tokens_per_s"] or 0 for row in mine),
             **{f"{stage}_ms_p50": statistics.median(row[stage] or 0 for row in mine) for stage in STAGES},
             "prompt_tokens_p50": statistics.median(row["prompt_tokens"] or 0 for row in mine),
+            "fixed_prefix_tokens": fixed[name],
             "cited_sentences_mean": statistics.fmean(row["cited_sentences"] for row in mine),
             "probe_tokens_per_s": [rate["tokens_per_s"] for rate in rates[name]],
             "tuning": VARIANTS[name].tuning.__dict__,
             "settings": VARIANTS[name].settings,
         }
     print()
-    print(f"{'variant':<11} {'wait p50':>10} {'prompt tok':>11} {'cited sent.':>12}  probe tokens/s (before, after)")
+    print(
+        f"{'variant':<17} {'1st token p50':>13} {'done p50':>9} {'written tok/s':>13} {'prompt tok':>11} "
+        f"{'fixed part':>10} {'cited sent.':>12}  probe tokens/s read (before, after)"
+    )
     for name, figures in summary.items():
         probe = ", ".join(str(rate) for rate in figures["probe_tokens_per_s"])
         print(
-            f"{name:<11} {(figures['wait_to_first_token_ms_p50'] or 0) / 1000:>9.1f}s "
-            f"{figures['prompt_tokens_p50']:>11.0f} {figures['cited_sentences_mean']:>12.1f}  {probe}"
+            f"{name:<17} {(figures['wait_to_first_token_ms_p50'] or 0) / 1000:>12.1f}s "
+            f"{figures['done_ms_p50'] / 1000:>8.1f}s {figures['tokens_per_s_p50']:>13.1f} "
+            f"{figures['prompt_tokens_p50']:>11.0f} {figures['fixed_prefix_tokens']:>10} "
+            f"{figures['cited_sentences_mean']:>12.1f}  {probe}"
         )
     if len(args.variants) == 2:
         before, after = (summary[name]["wait_to_first_token_ms_p50"] for name in args.variants)

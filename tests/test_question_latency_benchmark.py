@@ -63,3 +63,26 @@ def test_the_prompt_lookup_variant_serves_and_records_prompt_lookup() -> None:
     assert "--prompt-lookup-tokens" in variant.tuning.argv()
     # The defaults it is compared with keep prompt lookup off.
     assert latency.VARIANTS["current"].tuning.prompt_lookup_tokens == 0
+
+
+def test_the_prompt_cache_variant_keeps_states_and_the_defaults_do_not() -> None:
+    assert latency.VARIANTS["prompt-cache"].tuning.prompt_cache_mb > 0
+    assert "--prompt-cache-mb" in latency.VARIANTS["prompt-cache"].tuning.argv()
+    assert latency.VARIANTS["current"].tuning.prompt_cache_mb == 0
+
+
+def test_the_fixed_part_is_the_turns_before_the_questions_own_and_verifai_has_none() -> None:
+    from generator.answer import answer_prompt
+    from generator.base import LLMSettings
+    from generator.fake_llm import FakeTokenCounter
+
+    endpoint = LLMSettings(base_url="", model="m", server_kind="fake")
+    config = settings.VERIMED
+    generation = config.generation
+    whole = answer_prompt(generation.prompt_style, "", [], abstract_chars=generation.abstract_chars)
+    counter = FakeTokenCounter(endpoint)
+
+    fixed = latency.fixed_prefix_tokens(config, endpoint)
+
+    assert 0 < fixed < counter.count(whole.countable_text()) + whole.template_overhead_tokens
+    assert latency.fixed_prefix_tokens(config.replace(VERIMED_PROMPT_STYLE="verifai"), endpoint) == 0
