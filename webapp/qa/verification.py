@@ -3,6 +3,8 @@ reads for one question: its answer's claims, the cited abstracts as stored now, 
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -16,8 +18,10 @@ from verifier.verify import AnswerVerifier, CitedAbstract
 from webapp.corpus import engines
 from webapp.qa.llm import llm_settings_for
 from webapp.qa.models import Question
-from webapp.qa.pipeline import PipelineSettings
+from webapp.qa.pipeline import PipelineSettings, default_pipeline_settings
 from webapp.qa.source_texts import source_texts
+
+logger = logging.getLogger(__name__)
 
 # About 75 MB of MiniLM vectors: a few thousand abstracts' sentences stay embedded between questions.
 SENTENCE_VECTOR_CACHE = 50_000
@@ -28,13 +32,27 @@ def sentence_vectors() -> SentenceVectors:
     return SentenceVectors(engines.embedder(), max_texts=SENTENCE_VECTOR_CACHE)
 
 
-@cache
+# The worker's warm-up thread and its first task may ask for the same model at once: one of them loads it.
+_building = threading.Lock()
+
+
 def claim_classifier(options: ClassifierOptions) -> PairClassifier:
+    with _building:
+        return _claim_classifier(options)
+
+
+def evidence_finder(options: EvidenceFinderOptions) -> EvidenceFinder:
+    with _building:
+        return _evidence_finder(options)
+
+
+@cache
+def _claim_classifier(options: ClassifierOptions) -> PairClassifier:
     return build_claim_classifier(options)
 
 
 @cache
-def evidence_finder(options: EvidenceFinderOptions) -> EvidenceFinder:
+def _evidence_finder(options: EvidenceFinderOptions) -> EvidenceFinder:
     return build_evidence_finder(options)
 
 
@@ -58,6 +76,34 @@ def answer_verifier(pipeline: PipelineSettings) -> AnswerVerifier:
     return AnswerVerifier(
         classifier, finder, evidence_sentences=None if options.input == "abstract" else options.evidence_sentences
     )
+
+
+# One claim against one short abstract: enough to load both models and run each once (the first forward pass of a
+# torch model also picks its kernels).
+WARM_UP_CLAIM = Claim(
+    text="Metformin lowers HbA1c (PUBMED:1).", display_text="Metformin lowers HbA1c.", citations=("1",)
+)
+WARM_UP_ABSTRACT = CitedAbstract(
+    pmid="1", title="Metformin", abstract="Metformin lowered HbA1c. It was well tolerated."
+)
+
+
+def warm_up_verifier_in_background() -> threading.Thread:
+    """Load the configured verifier and evidence tagger in a thread and verify one claim with them, so that a worker's
+    first yes/no bottom line or verification does not wait for the checkpoint to load (about 4 s for the default on
+    two cores, benchmarks/RESULTS.md) and the worker's start is not held up either."""
+    pipeline = default_pipeline_settings()
+
+    def warm() -> None:
+        try:
+            answer_verifier(pipeline).verify([WARM_UP_CLAIM], {"1": WARM_UP_ABSTRACT}, {"1"})
+            logger.info("the verifier is loaded")
+        except Exception as exc:  # the first task loads it instead, and reports what fails
+            logger.warning("could not load the verifier ahead of the first question: %s", exc)
+
+    thread = threading.Thread(target=warm, name="verifier-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def cited_abstracts(*, pmids: Iterable[str], owner_id: int | None = None) -> dict[str, CitedAbstract]:
