@@ -4,18 +4,20 @@
     .venv/bin/python benchmarks/question_latency.py --questions 5
 
 Each variant is a set of settings and a llama.cpp server tuning. `first-wave` reproduces the first wave's behaviour
-(ten abstracts of four sentences each, the first wave's server options); `current` is the
-configured defaults; `bottom-line-after` decides a yes/no question's bottom line after its answer, as before it was
-given to the model first; `prompt-lookup` writes with llama.cpp's prompt-lookup decoding. The benchmark serves the
-packaged model once per variant (its own servers, beside the stack's), then asks each BioASQ dev question once per
-variant, taking turns in rotating order so that drift in the machine's load falls on both alike. Questions go through
-the stack's Celery worker like a question from the site: the worker reads each question's own stored settings, the
-variant's, which the question takes from `settings.VERIMED` when it is created (`Variant.config`).
+(ten abstracts of four sentences each, the first wave's server options); `current` is the configured defaults;
+`bottom-line-after` decides a yes/no question's bottom line after its answer, as before it was given to the model
+first; `prompt-lookup` writes with llama.cpp's prompt-lookup decoding; `prompt-cache` has the server keep states
+keyed by prompt, so the answer prompt's constant part survives the requests between two answers. The benchmark
+serves the packaged model once per variant (its own servers, beside the stack's), then asks each BioASQ dev question
+once per variant, taking turns in rotating order so that drift in the machine's load falls on both alike. Questions
+go through the stack's Celery worker like a question from the site: the worker reads each question's own stored
+settings, the variant's, which the question takes from `settings.VERIMED` when it is created (`Variant.config`).
 
-Per question and variant it reports `wait_to_first_token_ms` (from the question's creation to its first token)
-beside the stage timings the worker recorded, the prompt's token count and the answer's sentences; per variant the
-server's prompt-reading rate from the fixed probe (generator.reading_rate), measured before and after the
-questions. Prints a table and writes JSON (--out).
+Per question and variant it reports `wait_to_first_token_ms` (from the question's creation to its first token) and
+`done_ms` (to the answer verified) beside the stage timings the worker recorded, the writing rate, the prompt's
+token count and the answer's sentences; per variant the prompt's constant part in tokens, and the server's prompt-
+reading rate from the fixed probe (generator.reading_rate), measured before and after the questions. Prints a table
+and writes JSON (--out).
 """
 
 from __future__ import annotations
