@@ -127,6 +127,7 @@ def ask(text: str, variant: Variant, base_url: str, model: str, timeout: float) 
         "abstracts_given": len(question.context.get("given", [])),
         "sentences": len(sentences),
         "cited_sentences": sum(1 for sentence in sentences if sentence.citations.exists()),
+        "answer_raw": question.answer_raw,
     }
 
 
@@ -140,6 +141,15 @@ def fixed_prefix_tokens(config: VerimedConfig, endpoint: LLMSettings) -> int:
     prefix = answer_prompt(generation.prompt_style, "", [], abstract_chars=generation.abstract_chars).messages[:-1]
     counter = build_token_counter(endpoint)
     return counter.count("\n".join(message["content"] for message in prefix)) + CHAT_TOKENS_PER_MESSAGE * len(prefix)
+
+
+def _shown(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _same_answers(rows: list[dict[str, Any]], name: str) -> int:
+    current = {row["question"]: row["answer_raw"] for row in rows if row["variant"] == "current"}
+    return sum(row["answer_raw"] == current.get(row["question"]) for row in rows if row["variant"] == name)
 
 
 def main() -> None:
@@ -213,6 +223,8 @@ def main() -> None:
             "prompt_tokens_p50": statistics.median(row["prompt_tokens"] or 0 for row in mine),
             "fixed_prefix_tokens": fixed[name],
             "cited_sentences_mean": statistics.fmean(row["cited_sentences"] for row in mine),
+            # Decoding levers must keep every token at temperature 0: the answers that match `current`'s word for word.
+            "same_answer_as_current": _same_answers(rows, name) if "current" in args.variants else None,
             "probe_tokens_per_s": [rate["tokens_per_s"] for rate in rates[name]],
             "tuning": VARIANTS[name].tuning.__dict__,
             "settings": VARIANTS[name].settings,
@@ -220,7 +232,7 @@ def main() -> None:
     print()
     print(
         f"{'variant':<17} {'1st token p50':>13} {'done p50':>9} {'written tok/s':>13} {'prompt tok':>11} "
-        f"{'fixed part':>10} {'cited sent.':>12}  probe tokens/s read (before, after)"
+        f"{'fixed part':>10} {'cited sent.':>12} {'same as current':>15}  probe tokens/s read (before, after)"
     )
     for name, figures in summary.items():
         probe = ", ".join(str(rate) for rate in figures["probe_tokens_per_s"])
@@ -228,7 +240,7 @@ def main() -> None:
             f"{name:<17} {(figures['wait_to_first_token_ms_p50'] or 0) / 1000:>12.1f}s "
             f"{figures['done_ms_p50'] / 1000:>8.1f}s {figures['tokens_per_s_p50']:>13.1f} "
             f"{figures['prompt_tokens_p50']:>11.0f} {figures['fixed_prefix_tokens']:>10} "
-            f"{figures['cited_sentences_mean']:>12.1f}  {probe}"
+            f"{figures['cited_sentences_mean']:>12.1f} {_shown(figures['same_answer_as_current']):>15}  {probe}"
         )
     if len(args.variants) == 2:
         before, after = (summary[name]["wait_to_first_token_ms_p50"] for name in args.variants)
