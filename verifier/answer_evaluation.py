@@ -240,13 +240,11 @@ def answer_questions(
             generation=generation,
             bottom_line=first,
         )
-        prompt = packed.prompt
-        key = KeyedJsonLines.key(model_name, prompt.style, prompt.messages, prompt.text, generation.sampling().__dict__)
+        prompt, sampling = packed.prompt, generation.sampling()
+        key = KeyedJsonLines.key(model_name, prompt.style, prompt.messages, prompt.text, sampling.__dict__)
         if (row := kept.get(key) if kept is not None else None) is None:
             try:
-                answer = generate_answer(
-                    llm, packed.prompt, generation.sampling(), given_pmids=[item.pmid for item in packed.abstracts]
-                )
+                answer = generate_answer(llm, prompt, sampling, given_pmids=[item.pmid for item in packed.abstracts])
                 stance = answer_model_stance(llm, question.text, answer.text) or "maybe"
             except Exception as exc:  # one failed answer is reported, not fatal to an hour-long run
                 write(f"  {question.qid}: the answer failed ({exc})")

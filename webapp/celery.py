@@ -38,7 +38,7 @@ def worker_warm_up(queues: Collection[str]) -> None:
         warm_up_llm_in_background()
     # A yes/no question's bottom line reads the verifier before its answer (the llm queue's generate stage); every
     # answer's sentences are verified on the verify queue.
-    if VERIFIER_QUEUES & set(queues):
+    if not VERIFIER_QUEUES.isdisjoint(queues):
         warm_up_verifier_in_background()
 
 
